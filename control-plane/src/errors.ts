@@ -1,0 +1,42 @@
+/** Every error the API answers with on purpose: a stable code, its HTTP status and text. */
+export const errorCatalog = {
+  UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
+  FORBIDDEN: { status: 403, message: 'Unauthorized access' },
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  CONFLICT: { status: 409, message: 'Conflict' },
+  MALFORMED_BODY: { status: 400, message: 'Malformed JSON body' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type' },
+  VALIDATION: { status: 422, message: 'The given data was invalid.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests' },
+  UNAVAILABLE: { status: 503, message: 'Service temporarily unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalog;
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly errors?: Record<string, string[]>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? errorCatalog[code].message);
+    this.name = 'AppError';
+    this.status = errorCatalog[code].status;
+  }
+}
+
+export const notFound = () => new AppError('NOT_FOUND');
+export const validationError = (errors: Record<string, string[]>, message?: string) =>
+  new AppError('VALIDATION', message ?? firstMessage(errors), errors);
+
+/** Laravel-style summary: the first problem, and how many more there are. */
+function firstMessage(errors: Record<string, string[]>): string {
+  const all = Object.values(errors).flat();
+  if (all.length === 0) return errorCatalog.VALIDATION.message;
+  const more = all.length - 1;
+  return more > 0 ? `${all[0]} (and ${more} more error${more > 1 ? 's' : ''})` : all[0]!;
+}

@@ -1,0 +1,71 @@
+import type { FastifyError } from 'fastify';
+import type { AnyFastify } from '../../../shared/src/health.ts';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { ZodError } from 'zod';
+import { AppError, errorCatalog } from '../errors.ts';
+
+/** Field path as clients name it: `valid_http_codes.0`; the whole body is `body`. */
+export function fieldPath(path: readonly PropertyKey[], fallback = 'body'): string {
+  return path.length === 0 ? fallback : path.map(String).join('.');
+}
+
+export function zodIssuesToErrors(issues: ZodError['issues'], fallback = 'body'): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  for (const issue of issues) {
+    const key = fieldPath(issue.path, fallback);
+    (errors[key] ??= []).push(issue.message);
+  }
+  return errors;
+}
+
+const fastifyCodes: Record<string, keyof typeof errorCatalog> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_BODY',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_BODY',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'MALFORMED_BODY',
+};
+
+/**
+ * One place maps every failure to an HTTP answer. Bad input is always a 4xx with a JSON body
+ * carrying `message`; only a fault of ours is a 500, and its details go to the log, not the client.
+ */
+export function installErrorHandler(app: AnyFastify): void {
+  app.setErrorHandler((err: FastifyError | AppError | Error, req, reply) => {
+    if (err instanceof AppError) {
+      if (err.headers) void reply.headers(err.headers);
+      return reply
+        .code(err.status)
+        .send(err.errors ? { message: err.message, errors: err.errors } : { message: err.message });
+    }
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const where = (err as FastifyError).validationContext ?? 'body';
+      const errors: Record<string, string[]> = {};
+      for (const v of err.validation) {
+        const path = v.instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+        (errors[path || where] ??= []).push(v.message ?? 'is invalid');
+      }
+      const first = Object.values(errors).flat();
+      const message = first.length > 1 ? `${first[0]} (and ${first.length - 1} more error${first.length > 2 ? 's' : ''})` : (first[0] ?? 'Invalid input');
+      return reply.code(422).send({ message, errors });
+    }
+    if (err instanceof ZodError) {
+      const errors = zodIssuesToErrors(err.issues);
+      return reply.code(422).send({ message: Object.values(errors).flat()[0] ?? 'Invalid input', errors });
+    }
+    const code = (err as FastifyError).code;
+    const mapped = code ? fastifyCodes[code] : undefined;
+    if (mapped) {
+      const { status, message } = errorCatalog[mapped];
+      return reply.code(status).send({ message });
+    }
+    const status = (err as FastifyError).statusCode;
+    if (status && status >= 400 && status < 500 && !isResponseSerializationError(err)) {
+      return reply.code(status).send({ message: err.message || 'Bad request' });
+    }
+    req.log.error({ err }, 'request failed');
+    return reply.code(500).send({ message: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ message: errorCatalog.NOT_FOUND.message }));
+}

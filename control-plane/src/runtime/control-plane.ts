@@ -1,0 +1,59 @@
+import type { Config } from '../../../shared/src/config.ts';
+import type { Logger } from '../../../shared/src/logger.ts';
+import type { NatsConnection } from '../../../shared/src/nats.ts';
+import { ensureStreams } from '../../../shared/src/provision.ts';
+import { natsNames } from '../../../shared/src/subjects.ts';
+import { buildApp, type App } from '../app.ts';
+import type { Sql } from '../db/sql.ts';
+import type { Role } from '../roles.ts';
+
+export interface ControlPlaneOptions {
+  config: Config;
+  log: Logger;
+  sql: Sql;
+  nc: NatsConnection;
+  roles: readonly Role[];
+  /** Port override (tests pass 0 for a free port). */
+  port?: number;
+}
+
+export interface RunningControlPlane {
+  /** Where the API answers, when this process runs the api role. */
+  url?: string;
+  app?: App;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the roles of one control-plane process. Streams are provisioned by every process (the
+ * calls are idempotent), so any process may be the first one started.
+ */
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<RunningControlPlane> {
+  const { config, log } = opts;
+  const names = natsNames(config.NATS_NAMESPACE);
+  await ensureStreams(opts.nc, names, { replicas: config.NATS_REPLICAS });
+  const stops: (() => Promise<void>)[] = [];
+
+  let app: App | undefined;
+  let url: string | undefined;
+  if (opts.roles.includes('api')) {
+    app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log });
+    await app.listen({ port: opts.port ?? config.PORT, host: config.HOST });
+    const addr = app.server.address();
+    const port = addr && typeof addr === 'object' ? addr.port : config.PORT;
+    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+    url = opts.port === undefined ? config.PUBLIC_URL : `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+    const listening = app;
+    stops.push(() => listening.close());
+  }
+  log.info({ roles: opts.roles, url }, 'control plane started');
+
+  return {
+    url,
+    app,
+    async stop() {
+      for (const s of stops.reverse()) await s();
+      log.info('control plane stopped');
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+
+/**
+ * Every setting of the service, read from the environment once at start-up.
+ * README.md has a table of these; a test keeps the two in step.
+ */
+const port = z.coerce.number().int().min(1).max(65535);
+const optionalUrl = z.url().optional();
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+
+export const settings = {
+  PORT: port.default(3000).describe('Port of the control plane (API, dashboard, ping and notify URLs).'),
+  HOST: z.string().min(1).default('127.0.0.1').describe('Address the control plane listens on.'),
+  PUBLIC_URL: optionalUrl.describe('The {base_url} users reach the API at. Default http://HOST:PORT.'),
+  PING_BASE_URL: optionalUrl.describe('The {ping_base_url} of heartbeat ping URLs. Default PUBLIC_URL.'),
+  TRIGGER_BASE_URL: optionalUrl.describe('The {trigger_base_url} of notify URLs. Default PUBLIC_URL.'),
+  DATABASE_URL: optionalUrl.describe('Postgres connection URL. Unset: an embedded Postgres under DATA_DIR.'),
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls|wss?):\/\/\S+$/, 'must be a nats:// URL (comma-separated for a cluster)')
+    .optional()
+    .describe('NATS server URL(s), comma-separated. Unset: a private nats-server child under DATA_DIR.'),
+  NATS_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 letters, digits, _ or -')
+    .default('uptime')
+    .describe('Prefix of every stream, bucket and subject, so deployments can share one NATS.'),
+  NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1).describe('JetStream replicas of streams and buckets (3 on a cluster).'),
+  NATS_SERVER_BIN: z.string().min(1).optional().describe('nats-server binary for the embedded default. Default: PATH, then /usr/sbin.'),
+  DATA_DIR: z.string().min(1).default('./data').describe('Where the embedded Postgres and nats-server keep their data.'),
+  REGION: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be lower-case letters, digits and -, up to 32')
+    .default('local')
+    .describe('Region of a probe agent (and of the embedded agent).'),
+  AGENT_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be letters, digits, _ or -')
+    .optional()
+    .describe('Identity of a probe agent in its region. Default: host name and a random suffix.'),
+  AGENT_PORT: port.default(3001).describe('Port of a probe agent (health, readiness).'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('pino log level.'),
+  PG_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10).describe('Postgres connections per control-plane process.'),
+  BLOCK_PRIVATE_TARGETS: bool.default(false).describe('Refuse checks of loopback, private, link-local and metadata addresses (turn on for multi-tenant use).'),
+} as const;
+
+export const ConfigSchema = z.preprocess(
+  (env) =>
+    Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([k, v]) => [k, emptyAsUndefined(v)])),
+  z.object(settings),
+);
+
+type Parsed = z.infer<typeof ConfigSchema>;
+export type Config = Omit<Parsed, 'PUBLIC_URL' | 'PING_BASE_URL' | 'TRIGGER_BASE_URL'> & {
+  PUBLIC_URL: string;
+  PING_BASE_URL: string;
+  TRIGGER_BASE_URL: string;
+};
+
+/** Settings whose values may hold credentials: never echoed back in an error. */
+const secretSettings = new Set(['DATABASE_URL', 'NATS_URL']);
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const trimSlash = (u: string) => u.replace(/\/+$/, '');
+
+/** Parses the environment. Throws ConfigError naming each bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const result = ConfigSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((i) => {
+        const name = String(i.path[0] ?? 'environment');
+        const value = env[name];
+        const shown = value === undefined || secretSettings.has(name) ? '' : ` (got ${JSON.stringify(value)})`;
+        return `${name}: ${i.message}${shown}`;
+      }),
+    );
+  }
+  const c = result.data;
+  const host = c.HOST.includes(':') ? `[${c.HOST}]` : c.HOST;
+  const publicUrl = trimSlash(c.PUBLIC_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${c.PORT}`);
+  return {
+    ...c,
+    PUBLIC_URL: publicUrl,
+    PING_BASE_URL: trimSlash(c.PING_BASE_URL ?? publicUrl),
+    TRIGGER_BASE_URL: trimSlash(c.TRIGGER_BASE_URL ?? publicUrl),
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Every NATS name the product uses: streams, KV buckets and subjects.
+ * Nothing else in the code base spells a subject.
+ *
+ * Grammar (ns = NATS_NAMESPACE, default "uptime"):
+ *
+ *   <ns>.results.<region>.<monitor_id>        stream <ns>_RESULTS  one message per check
+ *   <ns>.pings.<partition>.<heartbeat_id>     stream <ns>_PINGS    one message per ping
+ *   <ns>.events.<project_id>.<kind>           stream <ns>_EVENTS   monitor.down, heartbeat.up, ...
+ *   <ns>.notify.<integration_type>            stream <ns>_NOTIFY   one delivery to one integration (work queue)
+ *
+ *   KV <ns>_assignments  key <region>.<monitor_id>   the monitor as an agent needs it
+ *   KV <ns>_agents       key <region>.<agent_id>     agent presence (bucket TTL)
+ *   KV <ns>_heartbeats   key <heartbeat_id>          ids a ping edge may accept
+ *   KV <ns>_leases       key <role>.<partition>      partition ownership (revision CAS + bucket TTL)
+ *
+ * Event kinds contain a dot ("monitor.down"), so an events subject has five tokens:
+ * subscribe to `<ns>.events.*.monitor.>` for every monitor event of every project.
+ */
+export type Names = ReturnType<typeof natsNames>;
+
+const token = /^[A-Za-z0-9_-]+$/;
+
+function assertToken(kind: string, value: string): string {
+  if (!token.test(value)) throw new Error(`invalid ${kind} for a NATS subject: ${JSON.stringify(value)}`);
+  return value;
+}
+
+export function natsNames(namespace: string) {
+  const ns = assertToken('namespace', namespace);
+  return {
+    namespace: ns,
+    streams: {
+      results: `${ns}_RESULTS`,
+      pings: `${ns}_PINGS`,
+      events: `${ns}_EVENTS`,
+      notify: `${ns}_NOTIFY`,
+    },
+    buckets: {
+      assignments: `${ns}_assignments`,
+      agents: `${ns}_agents`,
+      heartbeats: `${ns}_heartbeats`,
+      leases: `${ns}_leases`,
+    },
+    subjects: {
+      results: `${ns}.results.>`,
+      result: (region: string, monitorId: string) =>
+        `${ns}.results.${assertToken('region', region)}.${assertToken('monitor id', monitorId)}`,
+      pings: `${ns}.pings.>`,
+      pingPartition: (partition: number) => `${ns}.pings.${partition}.*`,
+      ping: (partition: number, heartbeatId: string) =>
+        `${ns}.pings.${partition}.${assertToken('heartbeat id', heartbeatId)}`,
+      events: `${ns}.events.>`,
+      event: (projectId: string, kind: string) => {
+        const [subject, verb] = kind.split('.');
+        return `${ns}.events.${assertToken('project id', projectId)}.${assertToken('event kind', subject ?? '')}.${assertToken('event kind', verb ?? '')}`;
+      },
+      notifyAll: `${ns}.notify.>`,
+      notify: (integrationType: string) => `${ns}.notify.${assertToken('integration type', integrationType)}`,
+    },
+    keys: {
+      assignment: (region: string, monitorId: string) => `${assertToken('region', region)}.${assertToken('monitor id', monitorId)}`,
+      regionAssignments: (region: string) => `${assertToken('region', region)}.>`,
+      agent: (region: string, agentId: string) => `${assertToken('region', region)}.${assertToken('agent id', agentId)}`,
+      lease: (role: string, partition: number) => `${assertToken('role', role)}.${partition}`,
+    },
+  };
+}

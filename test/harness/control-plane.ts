@@ -1,0 +1,42 @@
+import { loadConfig, type Config } from '../../shared/src/config.ts';
+import { allRoles, type Role } from '../../control-plane/src/roles.ts';
+import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
+import { createTestDatabase, quietLog, type TestDatabase } from './db.ts';
+import { createTestNats, type TestNats } from './nats.ts';
+
+export interface TestControlPlane {
+  url: string;
+  config: Config;
+  db: TestDatabase;
+  nats: TestNats;
+  cp: RunningControlPlane;
+  stop(): Promise<void>;
+}
+
+/** A control plane on a free loopback port, over this file's own database and namespace. */
+export async function startTestControlPlane(
+  opts: { roles?: readonly Role[]; env?: Record<string, string> } = {},
+): Promise<TestControlPlane> {
+  const db = await createTestDatabase();
+  const nats = await createTestNats();
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    NATS_URL: nats.url,
+    NATS_NAMESPACE: nats.namespace,
+    LOG_LEVEL: 'silent',
+    ...opts.env,
+  });
+  const cp = await startControlPlane({ config, log: quietLog, sql: db.sql, nc: nats.nc, roles: opts.roles ?? allRoles, port: 0 });
+  return {
+    url: cp.url!,
+    config,
+    db,
+    nats,
+    cp,
+    async stop() {
+      await cp.stop();
+      await nats.close();
+      await db.drop();
+    },
+  };
+}
