@@ -8,7 +8,7 @@
  *   npm run test:only -- test/x.test.ts   some files
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createLogger } from '../shared/src/logger.ts';
@@ -30,6 +30,7 @@ const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'warn', destinat
 const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : findTests('test').sort();
 const stops: (() => Promise<void>)[] = [];
 const scratch = mkdtempSync(join(tmpdir(), 'uptime-test-'));
+chmodSync(scratch, 0o711); // as root, the embedded Postgres runs as `postgres` and must enter it
 stops.push(async () => rmSync(scratch, { recursive: true, force: true }));
 
 let code = 1;

@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDe
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../shared/src/config.ts';
-import { healthRoutes } from '../../shared/src/health.ts';
+import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts';
 import type { Logger } from '../../shared/src/logger.ts';
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
 import { sqlAlive, type Sql } from './db/sql.ts';
@@ -24,7 +24,7 @@ export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerRespo
 export async function buildApp(deps: AppDeps): Promise<App> {
   const app: App = Fastify({
     loggerInstance: deps.log.child({ component: 'api' }) as FastifyBaseLogger,
-    disableRequestLogging: false,
+    logController: quietProbeLogs(),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,

@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { KV } from '@nats-io/kv';
 import type { Config } from '../../shared/src/config.ts';
 import { AgentPresence } from '../../shared/src/contracts/agent.ts';
-import { healthRoutes } from '../../shared/src/health.ts';
+import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts';
 import type { Logger } from '../../shared/src/logger.ts';
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
 import { openBucket } from '../../shared/src/provision.ts';
@@ -65,7 +65,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     announce().catch((err: unknown) => log.warn({ err }, 'presence update failed'));
   }, presenceIntervalMs);
 
-  const app = Fastify({ loggerInstance: log as FastifyBaseLogger, disableRequestLogging: true });
+  const app = Fastify({ loggerInstance: log as FastifyBaseLogger, logController: quietProbeLogs() });
   healthRoutes(app, { nats: () => natsAlive(opts.nc) });
   await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' });
   const addr = app.server.address();

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import { LogController, type FastifyInstance } from 'fastify';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any type provider and logger
 export type AnyFastify = FastifyInstance<any, any, any, any, any>;
@@ -20,4 +20,9 @@ export function healthRoutes(app: AnyFastify, checks: Record<string, ReadinessCh
       .code(ready ? 200 : 503)
       .send(ready ? { status: 'ready', checks: status } : { message: 'Not ready', status: 'unavailable', checks: status });
   });
+}
+
+/** Request logging, less the health probes a load balancer sends every few seconds. */
+export function quietProbeLogs(): LogController {
+  return new LogController({ disableRequestLogging: (req) => req.url === '/healthz' || req.url === '/readyz' });
 }
