@@ -47,6 +47,16 @@ export const settings = {
     .default('info')
     .describe('pino log level.'),
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10).describe('Postgres connections per control-plane process.'),
+  SECRET_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43}=?$|^[A-Za-z0-9+/]{43}=$/, 'must be 32 random bytes in base64 (openssl rand -base64 32)')
+    .optional()
+    .describe('Key sealing stored secrets (basic-auth passwords, integration credentials). Unset: generated in DATA_DIR/secret.key.'),
+  AGENT_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43}=?$|^[A-Za-z0-9+/]{43}=$/, 'must be the value `uptime agent-key` prints')
+    .optional()
+    .describe('Key a probe agent opens check credentials with (`uptime agent-key` derives it from SECRET_KEY).'),
   BLOCK_PRIVATE_TARGETS: bool.default(false).describe('Refuse checks of loopback, private, link-local and metadata addresses (turn on for multi-tenant use).'),
 } as const;
 
@@ -64,7 +74,7 @@ export type Config = Omit<Parsed, 'PUBLIC_URL' | 'PING_BASE_URL' | 'TRIGGER_BASE
 };
 
 /** Settings whose values may hold credentials: never echoed back in an error. */
-const secretSettings = new Set(['DATABASE_URL', 'NATS_URL']);
+const secretSettings = new Set(['DATABASE_URL', 'NATS_URL', 'SECRET_KEY', 'AGENT_KEY']);
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

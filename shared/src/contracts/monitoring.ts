@@ -1,0 +1,65 @@
+import { z } from 'zod';
+
+export const httpMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+export const HttpMethod = z.enum(httpMethods);
+export type HttpMethod = z.infer<typeof HttpMethod>;
+
+/**
+ * Value of KV `assignments`, key `<region>.<monitor_id>`: a monitor as a probe agent needs it.
+ * Deleting the key unassigns the monitor from that region. The basic-auth password travels
+ * sealed (AES-256-GCM, see shared/src/crypto.ts) and is opened by the agent just before a check.
+ */
+export const Assignment = z.object({
+  monitor_id: z.uuid(),
+  project_id: z.uuid(),
+  region: z.string(),
+  url: z.string(),
+  method: HttpMethod,
+  valid_http_codes: z.array(z.number().int().min(100).max(599)),
+  basic_auth_username: z.string().nullable(),
+  basic_auth_password_sealed: z.string().nullable(),
+  /** Seconds between checks. */
+  interval: z.number().int().min(5).max(86_400),
+  /** Seconds a check may take, all redirect hops included. */
+  timeout: z.number().int().min(1).max(60),
+  follow_redirects: z.boolean(),
+  /** `updated_at` of the monitor this was made from: a newer one wins. */
+  revision: z.string(),
+});
+export type Assignment = z.infer<typeof Assignment>;
+
+export const checkErrorClasses = ['dns', 'refused', 'timeout', 'tls', 'status', 'other'] as const;
+
+/**
+ * One check, published on `<ns>.results.<region>.<monitor_id>` with
+ * `Nats-Msg-Id: <monitor_id>:<region>:<scheduled_at ms>` (see resultMsgId), so a slot checked
+ * twice, or a buffered result published twice, is stored once. A public contract: outside
+ * programs consume RESULTS too (docs/streams.md).
+ */
+export const CheckResult = z.object({
+  monitor_id: z.uuid(),
+  region: z.string(),
+  agent_id: z.string(),
+  /** The slot this check belongs to (phase-aligned, drift-free). */
+  scheduled_at: z.iso.datetime(),
+  /** When the (last) attempt started. */
+  checked_at: z.iso.datetime(),
+  ok: z.boolean(),
+  status_code: z.number().int().nullable(),
+  /** Milliseconds per phase; 0 for a phase that did not happen (reused connection). */
+  timings: z.object({
+    dns: z.number().nonnegative(),
+    connect: z.number().nonnegative(),
+    tls: z.number().nonnegative(),
+    ttfb: z.number().nonnegative(),
+    total: z.number().nonnegative(),
+  }),
+  error: z.object({ class: z.enum(checkErrorClasses), message: z.string() }).nullable(),
+  /** 2 when a failure was re-checked at once: only a confirmed failure counts against the region. */
+  attempts: z.number().int().min(1).max(2),
+});
+export type CheckResult = z.infer<typeof CheckResult>;
+
+export function resultMsgId(r: Pick<CheckResult, 'monitor_id' | 'region' | 'scheduled_at'>): string {
+  return `${r.monitor_id}:${r.region}:${Date.parse(r.scheduled_at)}`;
+}
