@@ -1,24 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../shared/src/config.ts';
 import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts';
 import type { Logger } from '../../shared/src/logger.ts';
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
 import { sqlAlive, type Sql } from './db/sql.ts';
+import { createAuthenticator } from './auth/bearer.ts';
+import type { App, Keys } from './http/context.ts';
 import { installErrorHandler } from './http/error-handler.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { validatorCompiler } from './http/validation.ts';
+import { organizationRoutes, projectRoutes } from './projects/routes.ts';
 
 export interface AppDeps {
   config: Config;
   sql: Sql;
   nc: NatsConnection;
   log: Logger;
+  keys: Keys;
   /** The clock every rule reads; tests pass their own. */
   now?: () => Date;
 }
 
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+export type { App };
 
 /** Builds the control plane's HTTP application without listening (tests use `inject` or a port). */
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -45,6 +50,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   healthRoutes(app, {
     postgres: () => sqlAlive(deps.sql),
     nats: () => natsAlive(deps.nc),
+  });
+  await registerOpenApi(app, deps.config.PUBLIC_URL);
+
+  const ctx = { config: deps.config, sql: deps.sql, nc: deps.nc, log: deps.log, keys: deps.keys, now: deps.now ?? (() => new Date()) };
+  const auth = createAuthenticator({ sql: deps.sql, log: deps.log, kind: 'api' });
+  app.addHook('onClose', () => auth.stop());
+  await app.register(async (api: App) => {
+    api.addHook('onRequest', async (req) => {
+      req.principal = await auth.authenticate(req);
+    });
+    organizationRoutes(api, ctx);
+    projectRoutes(api, ctx);
   });
 
   return app;

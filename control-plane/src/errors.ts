@@ -30,13 +30,3 @@ export class AppError extends Error {
 }
 
 export const notFound = () => new AppError('NOT_FOUND');
-export const validationError = (errors: Record<string, string[]>, message?: string) =>
-  new AppError('VALIDATION', message ?? firstMessage(errors), errors);
-
-/** Laravel-style summary: the first problem, and how many more there are. */
-function firstMessage(errors: Record<string, string[]>): string {
-  const all = Object.values(errors).flat();
-  if (all.length === 0) return errorCatalog.VALIDATION.message;
-  const more = all.length - 1;
-  return more > 0 ? `${all[0]} (and ${more} more error${more > 1 ? 's' : ''})` : all[0]!;
-}

@@ -9,7 +9,7 @@ export function createSql(url: string, opts: { log: Logger; max?: number; applic
     idle_timeout: 60,
     connect_timeout: 10,
     onnotice: () => {},
-    connection: { application_name: opts.applicationName ?? 'uptime' },
+    connection: { application_name: opts.applicationName ?? 'uptime', TimeZone: 'UTC', DateStyle: 'ISO, YMD' },
     types: {
       // timestamptz as a string keeps microseconds, which Date would drop.
       timestamptz: {

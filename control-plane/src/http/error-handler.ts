@@ -18,6 +18,13 @@ export function zodIssuesToErrors(issues: ZodError['issues'], fallback = 'body')
   return errors;
 }
 
+/** The first problem, and how many more there are. */
+export function summary(errors: Record<string, string[]>): string {
+  const all = Object.values(errors).flat();
+  if (all.length === 0) return errorCatalog.VALIDATION.message;
+  return all.length > 1 ? `${all[0]} (and ${all.length - 1} more error${all.length > 2 ? 's' : ''})` : all[0]!;
+}
+
 const fastifyCodes: Record<string, keyof typeof errorCatalog> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_BODY',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_BODY',
@@ -45,13 +52,15 @@ export function installErrorHandler(app: AnyFastify): void {
         const path = v.instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
         (errors[path || where] ??= []).push(v.message ?? 'is invalid');
       }
-      const first = Object.values(errors).flat();
-      const message = first.length > 1 ? `${first[0]} (and ${first.length - 1} more error${first.length > 2 ? 's' : ''})` : (first[0] ?? 'Invalid input');
-      return reply.code(422).send({ message, errors });
+      return reply.code(422).send({ message: summary(errors), errors });
     }
     if (err instanceof ZodError) {
-      const errors = zodIssuesToErrors(err.issues);
-      return reply.code(422).send({ message: Object.values(errors).flat()[0] ?? 'Invalid input', errors });
+      const context = (err as unknown as { validationContext?: string }).validationContext;
+      // A malformed id in the path names no resource at all: the same answer as an unknown one.
+      if (context === 'params') return reply.code(404).send({ message: errorCatalog.NOT_FOUND.message });
+      const fallback = context === 'querystring' ? 'query' : context === 'headers' ? 'headers' : 'body';
+      const errors = zodIssuesToErrors(err.issues, fallback);
+      return reply.code(422).send({ message: summary(errors), errors });
     }
     const code = (err as FastifyError).code;
     const mapped = code ? fastifyCodes[code] : undefined;

@@ -6,6 +6,7 @@ import { natsNames } from '../../../shared/src/subjects.ts';
 import { buildApp, type App } from '../app.ts';
 import type { Sql } from '../db/sql.ts';
 import type { Role } from '../roles.ts';
+import { deriveKeys, masterKey } from './keys.ts';
 
 export interface ControlPlaneOptions {
   config: Config;
@@ -18,6 +19,7 @@ export interface ControlPlaneOptions {
 }
 
 export interface RunningControlPlane {
+  keys: ReturnType<typeof deriveKeys>;
   /** Where the API answers, when this process runs the api role. */
   url?: string;
   app?: App;
@@ -30,6 +32,7 @@ export interface RunningControlPlane {
  */
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<RunningControlPlane> {
   const { config, log } = opts;
+  const keys = deriveKeys(masterKey(config));
   const names = natsNames(config.NATS_NAMESPACE);
   await ensureStreams(opts.nc, names, { replicas: config.NATS_REPLICAS });
   const stops: (() => Promise<void>)[] = [];
@@ -37,7 +40,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
   let app: App | undefined;
   let url: string | undefined;
   if (opts.roles.includes('api')) {
-    app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log });
+    app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log, keys });
     await app.listen({ port: opts.port ?? config.PORT, host: config.HOST });
     const addr = app.server.address();
     const port = addr && typeof addr === 'object' ? addr.port : config.PORT;
@@ -49,6 +52,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
   log.info({ roles: opts.roles, url }, 'control plane started');
 
   return {
+    keys,
     url,
     app,
     async stop() {
