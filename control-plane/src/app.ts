@@ -9,8 +9,10 @@ import { sqlAlive, type Sql } from './db/sql.ts';
 import { createAuthenticator } from './auth/bearer.ts';
 import type { App, Keys } from './http/context.ts';
 import { installErrorHandler } from './http/error-handler.ts';
+import { installJsonParser } from './http/json-body.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { validatorCompiler } from './http/validation.ts';
+import { monitorRoutes } from './monitors/routes.ts';
 import { organizationRoutes, projectRoutes } from './projects/routes.ts';
 
 export interface AppDeps {
@@ -46,6 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     void reply.header('x-request-id', req.id);
   });
   installErrorHandler(app);
+  installJsonParser(app);
 
   healthRoutes(app, {
     postgres: () => sqlAlive(deps.sql),
@@ -62,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     });
     organizationRoutes(api, ctx);
     projectRoutes(api, ctx);
+    monitorRoutes(api, ctx);
   });
 
   return app;

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { ProjectSummary } from '../projects/schemas.ts';
+import { validateCron, validateTimezone } from './schedule.ts';
+
+export const DEFAULT_GRACE_PERIOD = 3600;
+export const heartbeatStatuses = ['new', 'up', 'late', 'down', 'running', 'paused'] as const;
+
+/** The zone as the runtime names it ("europe/berlin" -> "Europe/Berlin"), so cron and Intl agree. */
+function canonicalTimezone(tz: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+  } catch {
+    return tz;
+  }
+}
+
+const name = z.string().trim().min(1).max(255);
+const gracePeriod = z.number().int().min(60).max(86_400).describe('Seconds, 60..86400.');
+const cronSchedule = z
+  .string()
+  .trim()
+  .max(255, { abort: true })
+  .superRefine((expr, ctx) => {
+    const reason = validateCron(expr);
+    if (reason) ctx.addIssue({ code: 'custom', message: `The cron_schedule field is not a valid cron expression: ${reason}.` });
+  })
+  .describe('A 5-field cron expression (minute hour day-of-month month day-of-week), evaluated in `timezone`.');
+const nextPingAt = z.iso
+  .datetime({ offset: true })
+  .describe('ISO 8601 with Z or an offset, such as `2026-01-01T00:00:00Z`.');
+const period = z
+  .number()
+  .int()
+  .min(60)
+  .max(31_536_000)
+  .describe('Extension: seconds between pings when there is no cron schedule, 60..31536000.');
+const timezone = z
+  .string()
+  .min(1, { abort: true })
+  .max(64, { abort: true })
+  .superRefine((tz, ctx) => {
+    if (!validateTimezone(tz)) ctx.addIssue({ code: 'custom', message: 'The timezone field must be a valid IANA time zone, such as Europe/Berlin.' });
+  })
+  .overwrite(canonicalTimezone)
+  .describe('Extension: IANA time zone the cron schedule is read in.');
+const integrationIds = z
+  .array(z.uuid())
+  .max(100)
+  .describe('Extension: integrations of the same project that receive this heartbeat\'s alerts.');
+
+export const HeartbeatCreateBody = z.object({
+  name,
+  project_id: z.uuid(),
+  grace_period: gracePeriod.default(DEFAULT_GRACE_PERIOD),
+  cron_schedule: cronSchedule.nullable().optional(),
+  next_ping_at: nextPingAt
+    .nullable()
+    .optional()
+    .describe('Default: the first cron occurrence after now, else now + period, else none.'),
+  period: period.nullable().optional(),
+  timezone: timezone.default('UTC'),
+  active: z.boolean().default(true).describe('Extension: false pauses the heartbeat.'),
+  integration_ids: integrationIds.default([]),
+});
+export type HeartbeatCreateBody = z.infer<typeof HeartbeatCreateBody>;
+
+/** PATCH: every field optional; null clears cron_schedule, next_ping_at and period. project_id is ignored. */
+export const HeartbeatUpdateBody = z.object({
+  name: name.optional(),
+  grace_period: gracePeriod.optional(),
+  cron_schedule: cronSchedule.nullable().optional(),
+  next_ping_at: nextPingAt
+    .nullable()
+    .optional()
+    .describe('null clears it. Left out while the schedule changes, it is recomputed from now.'),
+  period: period.nullable().optional(),
+  timezone: timezone.optional(),
+  active: z.boolean().optional(),
+  integration_ids: integrationIds.optional(),
+});
+export type HeartbeatUpdateBody = z.infer<typeof HeartbeatUpdateBody>;
+
+export const HeartbeatListQuery = z.object({ project_id: z.uuid().optional() });
+
+export const Heartbeat = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    project_id: z.uuid(),
+    grace_period: z.number().int(),
+    cron_schedule: z.string().nullable(),
+    next_ping_at: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    ping_url: z.string().describe('{ping_base_url}/heartbeat/<id>'),
+    start_url: z.string().describe('ping_url + /start'),
+    fail_url: z.string().describe('ping_url + /fail'),
+    project: ProjectSummary,
+    status: z
+      .enum(heartbeatStatuses)
+      .describe('Read-only: new (never pinged), up, late (past next_ping_at, inside grace), down, running (after /start), paused (active is false).'),
+    last_ping_at: z.string().nullable().describe('Read-only.'),
+    period: z.number().int().nullable(),
+    timezone: z.string(),
+    active: z.boolean(),
+    integration_ids: z.array(z.uuid()),
+  })
+  .meta({ id: 'Heartbeat' });
+export type Heartbeat = z.infer<typeof Heartbeat>;

@@ -1,0 +1,159 @@
+import type { Sql } from '../db/sql.ts';
+import { offsetOf, type PageQuery } from '../http/pagination.ts';
+import { formatTimestamp, relativeTime } from '../http/time.ts';
+import { monitorStatuses, type Monitor } from './schemas.ts';
+
+export interface MonitorRecord {
+  id: string;
+  project_id: string;
+  name: string;
+  url: string;
+  method: Monitor['method'];
+  valid_http_codes: number[];
+  basic_auth_username: string | null;
+  basic_auth_password_sealed: string | null;
+  active: boolean;
+  interval_seconds: number;
+  timeout_seconds: number;
+  regions: string[] | null;
+  follow_redirects: boolean;
+  status: number;
+  last_checked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface ReadRow extends MonitorRecord {
+  project_name: string;
+  project_description: string;
+  integration_ids: string[];
+  incidents_count: number;
+  last_incident_duration: number;
+  down_seconds: number;
+  window_seconds: number;
+  total?: number;
+}
+
+/**
+ * A monitor with what the pipeline derived for it: incidents, the 30-day uptime (time not in an
+ * incident over the trailing 30 days, or since creation when younger) and the last check.
+ */
+function readQuery(sql: Sql, now: Date, where: ReturnType<Sql>, page?: PageQuery) {
+  const ts = now.toISOString();
+  return sql<ReadRow[]>`
+    select m.*, p.name as project_name, p.description as project_description,
+      coalesce((select array_agg(mi.integration_id order by mi.integration_id) from monitor_integrations mi where mi.monitor_id = m.id), '{}') as integration_ids,
+      (select count(*)::int from incidents i where i.monitor_id = m.id) as incidents_count,
+      coalesce((select floor(extract(epoch from (coalesce(i.ended_at, ${ts}::timestamptz) - i.started_at)))::int
+                from incidents i where i.monitor_id = m.id order by i.started_at desc limit 1), 0) as last_incident_duration,
+      coalesce((select sum(extract(epoch from (least(coalesce(i.ended_at, ${ts}::timestamptz), ${ts}::timestamptz)
+                                         - greatest(i.started_at, w.since))))
+                from incidents i where i.monitor_id = m.id and coalesce(i.ended_at, ${ts}::timestamptz) > w.since), 0)::float8 as down_seconds,
+      extract(epoch from (${ts}::timestamptz - w.since))::float8 as window_seconds
+      ${page ? sql`, count(*) over ()::int as total` : sql``}
+    from monitors m
+    join projects p on p.id = m.project_id
+    cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - interval '30 days') as since) w
+    where ${where}
+    order by m.created_at, m.id
+    ${page ? sql`limit ${page.per_page} offset ${offsetOf(page)}` : sql``}`;
+}
+
+function toMonitor(r: ReadRow, now: Date): Monitor {
+  const uptime = r.window_seconds > 0 ? Math.max(0, 100 * (1 - r.down_seconds / r.window_seconds)) : 100;
+  return {
+    id: r.id,
+    name: r.name,
+    url: r.url,
+    project_id: r.project_id,
+    valid_http_codes: r.valid_http_codes,
+    status: r.active ? r.status : monitorStatuses.paused,
+    basic_auth_username: r.basic_auth_username,
+    method: r.method,
+    active: r.active,
+    interval: r.interval_seconds,
+    timeout: r.timeout_seconds,
+    regions: r.regions,
+    integration_ids: r.integration_ids,
+    follow_redirects: r.follow_redirects,
+    created_at: formatTimestamp(r.created_at),
+    updated_at: formatTimestamp(r.updated_at),
+    uptime: Math.round(uptime * 1000) / 1000,
+    last_checked: relativeTime(r.last_checked_at ? new Date(formatTimestamp(r.last_checked_at)) : null, now),
+    incidents_count: r.incidents_count,
+    last_incident_duration: r.last_incident_duration,
+    project: { id: r.project_id, name: r.project_name, description: r.project_description },
+  };
+}
+
+export async function listMonitors(sql: Sql, projectIds: readonly string[], page: PageQuery, now: Date) {
+  const rows = await readQuery(sql, now, sql`m.project_id = any(${sql.array([...projectIds])}::uuid[])`, page);
+  const total =
+    rows[0]?.total ??
+    (await sql<{ n: number }[]>`select count(*)::int as n from monitors where project_id = any(${sql.array([...projectIds])}::uuid[])`)[0]!.n;
+  return { items: rows.map((r) => toMonitor(r, now)), total };
+}
+
+export async function findMonitor(sql: Sql, id: string, projectIds: readonly string[], now: Date): Promise<Monitor | undefined> {
+  const [row] = await readQuery(sql, now, sql`m.id = ${id} and m.project_id = any(${sql.array([...projectIds])}::uuid[])`);
+  return row && toMonitor(row, now);
+}
+
+export async function findRecord(sql: Sql, id: string, projectIds: readonly string[]): Promise<MonitorRecord | undefined> {
+  const [row] = await sql<MonitorRecord[]>`
+    select * from monitors where id = ${id} and project_id = any(${sql.array([...projectIds])}::uuid[])`;
+  return row;
+}
+
+export type MonitorWrite = Omit<MonitorRecord, 'id' | 'status' | 'last_checked_at' | 'created_at' | 'updated_at'>;
+
+export async function insertMonitor(sql: Sql, m: MonitorWrite, integrationIds: readonly string[]): Promise<string> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ id: string }[]>`
+      insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
+        active, interval_seconds, timeout_seconds, regions, follow_redirects)
+      values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${tx.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
+        ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
+        ${m.regions ? tx.array(m.regions) : null}::text[], ${m.follow_redirects})
+      returning id`;
+    await linkIntegrations(tx as unknown as Sql, row!.id, integrationIds);
+    return row!.id;
+  });
+}
+
+export async function updateMonitor(sql: Sql, id: string, m: MonitorWrite, integrationIds: readonly string[] | undefined): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`
+      update monitors set name = ${m.name}, url = ${m.url}, method = ${m.method},
+        valid_http_codes = ${tx.array(m.valid_http_codes)}::int[], basic_auth_username = ${m.basic_auth_username},
+        basic_auth_password_sealed = ${m.basic_auth_password_sealed}, active = ${m.active},
+        interval_seconds = ${m.interval_seconds}, timeout_seconds = ${m.timeout_seconds},
+        regions = ${m.regions ? tx.array(m.regions) : null}::text[], follow_redirects = ${m.follow_redirects},
+        updated_at = now()
+      where id = ${id}`;
+    if (integrationIds) {
+      await tx`delete from monitor_integrations where monitor_id = ${id}`;
+      await linkIntegrations(tx as unknown as Sql, id, integrationIds);
+    }
+  });
+}
+
+async function linkIntegrations(sql: Sql, monitorId: string, integrationIds: readonly string[]): Promise<void> {
+  if (integrationIds.length === 0) return;
+  await sql`
+    insert into monitor_integrations ${sql([...new Set(integrationIds)].map((integration_id) => ({ monitor_id: monitorId, integration_id })))}`;
+}
+
+export async function deleteMonitor(sql: Sql, id: string, projectIds: readonly string[]): Promise<boolean> {
+  const rows = await sql`delete from monitors where id = ${id} and project_id = any(${sql.array([...projectIds])}::uuid[]) returning id`;
+  return rows.length > 0;
+}
+
+/** The ids among `ids` that are not integrations of the project. */
+export async function foreignIntegrations(sql: Sql, projectId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    select id from integrations where project_id = ${projectId} and id = any(${sql.array([...ids])}::uuid[])`;
+  const known = new Set(rows.map((r) => r.id));
+  return ids.filter((id) => !known.has(id));
+}

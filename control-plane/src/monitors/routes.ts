@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { principalOf } from '../auth/bearer.ts';
+import type { ApiContext, App } from '../http/context.ts';
+import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../http/envelopes.ts';
+import { listEnvelope, PageQuery, pageMeta } from '../http/pagination.ts';
+import { IdParams } from '../http/params.ts';
+import { Monitor, MonitorCreateBody, MonitorListQuery, MonitorUpdateBody } from './schemas.ts';
+import * as service from './service.ts';
+
+export function monitorRoutes(app: App, ctx: ApiContext): void {
+  const tags = ['Monitors'];
+
+  app.get(
+    '/monitors',
+    {
+      schema: {
+        tags,
+        summary: 'List monitors (of one project, or of all your projects)',
+        querystring: PageQuery.extend(MonitorListQuery.shape),
+        response: { 200: listEnvelope(Monitor), ...authErrors, 422: validationErrors[422] },
+      },
+    },
+    async (req) => {
+      const { items, total } = await service.listMonitors(ctx, principalOf(req), req.query.project_id, req.query);
+      return { data: items, meta: pageMeta(req.query, total) };
+    },
+  );
+
+  app.post(
+    '/monitors',
+    {
+      schema: {
+        tags,
+        summary: 'Create a monitor',
+        body: MonitorCreateBody,
+        response: { 201: messageEnvelope(Monitor).describe('"Monitor created successfully"'), ...authErrors, ...validationErrors },
+      },
+    },
+    async (req, reply) => {
+      const monitor = await service.createMonitor(ctx, principalOf(req), req.body);
+      return reply.code(201).send({ message: 'Monitor created successfully', data: monitor });
+    },
+  );
+
+  app.get(
+    '/monitors/:id',
+    { schema: { tags, summary: 'Get a monitor', params: IdParams, response: { 200: dataEnvelope(Monitor), ...authErrors, ...notFoundError } } },
+    async (req) => ({ data: await service.getMonitor(ctx, principalOf(req), req.params.id) }),
+  );
+
+  app.put(
+    '/monitors/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a monitor (fields sent are replaced; project_id is ignored)',
+        params: IdParams,
+        body: MonitorUpdateBody,
+        response: { 200: messageEnvelope(Monitor).describe('"Monitor updated successfully"'), ...authErrors, ...notFoundError, ...validationErrors },
+      },
+    },
+    async (req) => ({
+      message: 'Monitor updated successfully',
+      data: await service.updateMonitor(ctx, principalOf(req), req.params.id, req.body),
+    }),
+  );
+
+  app.delete(
+    '/monitors/:id',
+    {
+      schema: { tags, summary: 'Delete a monitor (extension)', params: IdParams, response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError } },
+    },
+    async (req, reply) => {
+      await service.deleteMonitor(ctx, principalOf(req), req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { HttpMethod } from '../../../shared/src/contracts/monitoring.ts';
+import { ProjectSummary } from '../projects/schemas.ts';
+
+/** Every code 200-299: what `valid_http_codes` means when it is left out. */
+export const defaultValidHttpCodes = Array.from({ length: 100 }, (_, i) => 200 + i);
+
+const httpUrl = z.url({ protocol: /^https?$/, hostname: /.+/ }).max(2048).describe('An http or https URL.');
+const region = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'A region is lower-case letters, digits and -, up to 32.');
+
+/** Fields a create and an update share, with the spec's bounds. */
+const writable = {
+  name: z.string().trim().min(1).max(255),
+  url: httpUrl,
+  valid_http_codes: z.array(z.number().int().min(100).max(599)).min(1).max(500),
+  basic_auth_username: z.string().max(255).nullable(),
+  basic_auth_password: z.string().max(255).nullable().describe('Write-only: accepted, stored sealed, never returned.'),
+  _method: HttpMethod.describe('The HTTP method of the check (returned as `method`).'),
+  active: z.boolean(),
+  interval: z.number().int().min(5).max(86_400).describe('Extension: seconds between checks.'),
+  timeout: z.number().int().min(1).max(60).describe('Extension: seconds a check may take; never above interval.'),
+  regions: z.array(region).min(1).max(50).nullable().describe('Extension: regions to check from; null means every region with a live agent.'),
+  integration_ids: z.array(z.uuid()).max(100).describe('Extension: integrations of the same project that receive this monitor\'s alerts.'),
+  follow_redirects: z.boolean().describe('Extension: follow up to 5 redirects.'),
+};
+
+function timeoutWithinInterval(v: { interval?: number | undefined; timeout?: number | undefined }, ctx: z.RefinementCtx) {
+  if (v.interval !== undefined && v.timeout !== undefined && v.timeout > v.interval) {
+    ctx.addIssue({ code: 'custom', path: ['timeout'], message: 'The timeout field must not be greater than the interval.' });
+  }
+}
+
+export const MonitorCreateBody = z
+  .object({
+    ...writable,
+    project_id: z.uuid(),
+    valid_http_codes: writable.valid_http_codes.optional(),
+    basic_auth_username: writable.basic_auth_username.optional(),
+    basic_auth_password: writable.basic_auth_password.optional(),
+    _method: writable._method.default('GET'),
+    active: writable.active.default(true),
+    interval: writable.interval.default(60),
+    timeout: writable.timeout.optional(),
+    regions: writable.regions.optional(),
+    integration_ids: writable.integration_ids.optional(),
+    follow_redirects: writable.follow_redirects.default(true),
+  })
+  .superRefine(timeoutWithinInterval);
+export type MonitorCreateBody = z.infer<typeof MonitorCreateBody>;
+
+/** PUT: the fields present are replaced, the others kept. `project_id` is not part of it (ignored). */
+export const MonitorUpdateBody = z
+  .object(Object.fromEntries(Object.entries(writable).map(([k, v]) => [k, v.optional()])) as {
+    [K in keyof typeof writable]: z.ZodOptional<(typeof writable)[K]>;
+  })
+  .superRefine(timeoutWithinInterval);
+export type MonitorUpdateBody = z.infer<typeof MonitorUpdateBody>;
+
+export const monitorStatuses = { pending: 0, up: 1, down: 2, paused: 3 } as const;
+
+export const Monitor = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    url: z.string(),
+    project_id: z.uuid(),
+    valid_http_codes: z.array(z.number().int()),
+    status: z.number().int().describe('0 pending (no result yet), 1 up, 2 down, 3 paused (active is false).'),
+    basic_auth_username: z.string().nullable(),
+    method: HttpMethod,
+    active: z.boolean(),
+    interval: z.number().int(),
+    timeout: z.number().int(),
+    regions: z.array(z.string()).nullable(),
+    integration_ids: z.array(z.uuid()),
+    follow_redirects: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    uptime: z.number().describe('Percent of time not in an incident over the trailing 30 days (or since creation), 3 decimals.'),
+    last_checked: z.string().describe('"12 seconds ago"; "never" before the first check.'),
+    incidents_count: z.number().int(),
+    last_incident_duration: z.number().int().describe('Seconds; 0 when there has been none.'),
+    project: ProjectSummary,
+  })
+  .meta({ id: 'Monitor' });
+export type Monitor = z.infer<typeof Monitor>;
+
+export const MonitorListQuery = z.object({ project_id: z.uuid().optional() });
