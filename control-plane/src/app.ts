@@ -8,6 +8,7 @@ import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
 import { sqlAlive, type Sql } from './db/sql.ts';
 import { createAuthenticator } from './auth/bearer.ts';
 import type { App, Keys } from './http/context.ts';
+import { heartbeatRoutes } from './heartbeats/routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
 import { registerOpenApi } from './http/openapi.ts';
@@ -65,6 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     });
     organizationRoutes(api, ctx);
     projectRoutes(api, ctx);
+    heartbeatRoutes(api, ctx);
     monitorRoutes(api, ctx);
   });
 

@@ -57,6 +57,7 @@ export const settings = {
     .regex(/^[A-Za-z0-9_-]{43}=?$|^[A-Za-z0-9+/]{43}=$/, 'must be the value `uptime agent-key` prints')
     .optional()
     .describe('Key a probe agent opens check credentials with (`uptime agent-key` derives it from SECRET_KEY).'),
+  RESULTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe('Days raw check results are kept in Postgres (hourly rollups are kept longer).'),
   BLOCK_PRIVATE_TARGETS: bool.default(false).describe('Refuse checks of loopback, private, link-local and metadata addresses (turn on for multi-tenant use).'),
 } as const;
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { buildApp } from '../../control-plane/src/app.ts';
 import { createSql } from '../../control-plane/src/db/sql.ts';
 import { freePort } from '../../control-plane/src/embedded/ports.ts';
 import { startNatsServer } from '../../control-plane/src/embedded/nats-server.ts';
+import { deriveKeys } from '../../control-plane/src/runtime/keys.ts';
 import { startAgent } from '../../probe-agent/src/agent.ts';
 import { loadConfig } from '../../shared/src/config.ts';
 import { AgentPresence } from '../../shared/src/contracts/agent.ts';
@@ -54,7 +56,7 @@ describe('readiness when a dependency is down', () => {
     const server = await startNatsServer({ storeDir: dir, log: quietLog });
     const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     const sql = createSql(`postgres://nobody@127.0.0.1:${await freePort()}/none`, { log: quietLog, max: 1 });
-    const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), sql, nc, log: quietLog });
+    const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), sql, nc, log: quietLog, keys: deriveKeys(randomBytes(32)) });
     try {
       await server.stop();
       const res = await app.inject({ method: 'GET', url: '/readyz' });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../shared/src/config.ts';
 import { allRoles, type Role } from '../../control-plane/src/roles.ts';
 import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
@@ -24,6 +25,7 @@ export async function startTestControlPlane(
     NATS_URL: nats.url,
     NATS_NAMESPACE: nats.namespace,
     LOG_LEVEL: 'silent',
+    SECRET_KEY: randomBytes(32).toString('base64url'),
     ...opts.env,
   });
   const cp = await startControlPlane({ config, log: quietLog, sql: db.sql, nc: nats.nc, roles: opts.roles ?? allRoles, port: 0 });

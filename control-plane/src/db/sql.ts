@@ -2,6 +2,8 @@ import postgres from 'postgres';
 import type { Logger } from '../../../shared/src/logger.ts';
 
 export type Sql = postgres.Sql;
+/** A pool or an open transaction: what a repository function runs its queries on. */
+export type Db = postgres.Sql | postgres.TransactionSql;
 
 export function createSql(url: string, opts: { log: Logger; max?: number; applicationName?: string }): Sql {
   return postgres(url, {

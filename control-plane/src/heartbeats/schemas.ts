@@ -14,7 +14,13 @@ function canonicalTimezone(tz: string): string {
   }
 }
 
-const name = z.string().trim().min(1).max(255);
+// Postgres text cannot hold NUL: refused here rather than failing the insert with a 500.
+const name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .refine((v) => !v.includes('\u0000'), 'The name field must not contain NUL characters.');
 const gracePeriod = z.number().int().min(60).max(86_400).describe('Seconds, 60..86400.');
 const cronSchedule = z
   .string()
@@ -25,8 +31,17 @@ const cronSchedule = z
     if (reason) ctx.addIssue({ code: 'custom', message: `The cron_schedule field is not a valid cron expression: ${reason}.` });
   })
   .describe('A 5-field cron expression (minute hour day-of-month month day-of-week), evaluated in `timezone`.');
+// Postgres and the timestamp format both stop at year 9999; before 1970 nothing is scheduled.
+const EARLIEST_PING = Date.UTC(1970, 0, 1);
+const LATEST_PING = Date.UTC(9999, 11, 31, 23, 59, 59);
 const nextPingAt = z.iso
   .datetime({ offset: true })
+  .superRefine((value, ctx) => {
+    const at = Date.parse(value);
+    if (at < EARLIEST_PING || at > LATEST_PING) {
+      ctx.addIssue({ code: 'custom', message: 'The next_ping_at field must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z.' });
+    }
+  })
   .describe('ISO 8601 with Z or an offset, such as `2026-01-01T00:00:00Z`.');
 const period = z
   .number()

@@ -4,7 +4,8 @@ import type { ApiContext, App } from '../http/context.ts';
 import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../http/envelopes.ts';
 import { listEnvelope, PageQuery, pageMeta } from '../http/pagination.ts';
 import { IdParams } from '../http/params.ts';
-import { Monitor, MonitorCreateBody, MonitorListQuery, MonitorUpdateBody } from './schemas.ts';
+import { listIncidents, listResults } from './history.ts';
+import { CheckResultView, IncidentView, Monitor, MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from './schemas.ts';
 import * as service from './service.ts';
 
 export function monitorRoutes(app: App, ctx: ApiContext): void {
@@ -73,6 +74,42 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
     async (req, reply) => {
       await service.deleteMonitor(ctx, principalOf(req), req.params.id);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/monitors/:id/results',
+    {
+      schema: {
+        tags,
+        summary: 'Recent checks of a monitor, newest first (extension)',
+        params: IdParams,
+        querystring: PageQuery.extend(ResultsQuery.shape),
+        response: { 200: listEnvelope(CheckResultView), ...authErrors, ...notFoundError, 422: validationErrors[422] },
+      },
+    },
+    async (req) => {
+      await service.getMonitor(ctx, principalOf(req), req.params.id);
+      const { items, total } = await listResults(ctx.sql, req.params.id, req.query.region, req.query);
+      return { data: items, meta: pageMeta(req.query, total) };
+    },
+  );
+
+  app.get(
+    '/monitors/:id/incidents',
+    {
+      schema: {
+        tags,
+        summary: 'Incidents of a monitor, newest first (extension)',
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: listEnvelope(IncidentView), ...authErrors, ...notFoundError, 422: validationErrors[422] },
+      },
+    },
+    async (req) => {
+      await service.getMonitor(ctx, principalOf(req), req.params.id);
+      const { items, total } = await listIncidents(ctx.sql, req.params.id, req.query, ctx.now());
+      return { data: items, meta: pageMeta(req.query, total) };
     },
   );
 }

@@ -86,3 +86,30 @@ export const Monitor = z
 export type Monitor = z.infer<typeof Monitor>;
 
 export const MonitorListQuery = z.object({ project_id: z.uuid().optional() });
+
+export const CheckResultView = z
+  .object({
+    region: z.string(),
+    scheduled_at: z.string(),
+    checked_at: z.string(),
+    ok: z.boolean(),
+    status_code: z.number().int().nullable(),
+    timings: z.object({ dns: z.number(), connect: z.number(), tls: z.number(), ttfb: z.number(), total: z.number() }).describe('Milliseconds.'),
+    error: z.object({ class: z.string(), message: z.string() }).nullable(),
+    attempts: z.number().int(),
+    agent_id: z.string(),
+  })
+  .meta({ id: 'CheckResult' });
+
+export const IncidentView = z
+  .object({
+    id: z.uuid(),
+    started_at: z.string(),
+    ended_at: z.string().nullable(),
+    duration: z.number().int().describe('Seconds, up to now while the incident is open.'),
+    cause: z.string(),
+    regions: z.array(z.string()),
+  })
+  .meta({ id: 'Incident' });
+
+export const ResultsQuery = z.object({ region: z.string().max(32).optional() });

@@ -7,6 +7,10 @@ import { buildApp, type App } from '../app.ts';
 import type { Sql } from '../db/sql.ts';
 import type { Role } from '../roles.ts';
 import { deriveKeys, masterKey } from './keys.ts';
+import { startAssigner } from '../assign/assigner.ts';
+import { createOutboxPublisher } from '../events/outbox.ts';
+import { startIngest } from '../ingest/consumer.ts';
+import { startRetention } from '../ingest/retention.ts';
 
 export interface ControlPlaneOptions {
   config: Config;
@@ -36,18 +40,40 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
   const names = natsNames(config.NATS_NAMESPACE);
   await ensureStreams(opts.nc, names, { replicas: config.NATS_REPLICAS });
   const stops: (() => Promise<void>)[] = [];
-
+  const stopAll = async () => {
+    for (const s of [...stops].reverse()) await s();
+  };
   let app: App | undefined;
   let url: string | undefined;
-  if (opts.roles.includes('api')) {
-    app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log, keys });
-    await app.listen({ port: opts.port ?? config.PORT, host: config.HOST });
-    const addr = app.server.address();
-    const port = addr && typeof addr === 'object' ? addr.port : config.PORT;
-    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
-    url = opts.port === undefined ? config.PUBLIC_URL : `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-    const listening = app;
-    stops.push(() => listening.close());
+  try {
+    const needsOutbox = opts.roles.includes('ingest') || opts.roles.includes('deadline');
+    const outbox = needsOutbox ? createOutboxPublisher({ sql: opts.sql, nc: opts.nc, names, log }) : undefined;
+    if (outbox) stops.push(async () => outbox.stop());
+
+    if (opts.roles.includes('assign')) {
+      const assigner = await startAssigner({ sql: opts.sql, nc: opts.nc, names, log, replicas: config.NATS_REPLICAS });
+      stops.push(assigner.stop);
+    }
+    if (opts.roles.includes('ingest')) {
+      const ingest = await startIngest({ sql: opts.sql, nc: opts.nc, names, log, outbox: outbox! });
+      stops.push(ingest.stop);
+      const retention = startRetention({ sql: opts.sql, log, days: config.RESULTS_RETENTION_DAYS });
+      stops.push(async () => retention.stop());
+    }
+
+    if (opts.roles.includes('api')) {
+      app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log, keys });
+      await app.listen({ port: opts.port ?? config.PORT, host: config.HOST });
+      const addr = app.server.address();
+      const port = addr && typeof addr === 'object' ? addr.port : config.PORT;
+      const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+      url = opts.port === undefined ? config.PUBLIC_URL : `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+      const listening = app;
+      stops.push(() => listening.close());
+    }
+  } catch (err) {
+    await stopAll().catch(() => {});
+    throw err;
   }
   log.info({ roles: opts.roles, url }, 'control plane started');
 
@@ -56,7 +82,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
     url,
     app,
     async stop() {
-      for (const s of stops.reverse()) await s();
+      await stopAll();
       log.info('control plane stopped');
     },
   };

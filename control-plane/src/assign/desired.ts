@@ -1,0 +1,49 @@
+import type { Assignment } from '../../../shared/src/contracts/monitoring.ts';
+import type { Names } from '../../../shared/src/subjects.ts';
+import type { Db } from '../db/sql.ts';
+
+export interface AssignableMonitor {
+  id: string;
+  project_id: string;
+  url: string;
+  method: Assignment['method'];
+  valid_http_codes: number[];
+  basic_auth_username: string | null;
+  basic_auth_password_sealed: string | null;
+  active: boolean;
+  interval_seconds: number;
+  timeout_seconds: number;
+  regions: string[] | null;
+  follow_redirects: boolean;
+  updated_at: string;
+}
+
+/** The KV entries a monitor should have: one per region it is checked from; none when paused. */
+export function desiredEntries(m: AssignableMonitor, liveRegions: ReadonlySet<string>, names: Names): Map<string, Assignment> {
+  const out = new Map<string, Assignment>();
+  if (!m.active) return out;
+  for (const region of m.regions ?? [...liveRegions]) {
+    out.set(names.keys.assignment(region, m.id), {
+      monitor_id: m.id,
+      project_id: m.project_id,
+      region,
+      url: m.url,
+      method: m.method,
+      valid_http_codes: m.valid_http_codes,
+      basic_auth_username: m.basic_auth_username,
+      basic_auth_password_sealed: m.basic_auth_password_sealed,
+      interval: m.interval_seconds,
+      timeout: m.timeout_seconds,
+      follow_redirects: m.follow_redirects,
+      revision: m.updated_at,
+    });
+  }
+  return out;
+}
+
+export function loadMonitors(db: Db, id?: string) {
+  return db<AssignableMonitor[]>`
+    select id, project_id, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed, active,
+      interval_seconds, timeout_seconds, regions, follow_redirects, updated_at
+    from monitors ${id ? db`where id = ${id}` : db``}`;
+}

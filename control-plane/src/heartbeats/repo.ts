@@ -1,0 +1,143 @@
+import type postgres from 'postgres';
+import type { Sql } from '../db/sql.ts';
+import { offsetOf, type PageQuery } from '../http/pagination.ts';
+import type { HeartbeatStatus, PingKind } from './state.ts';
+
+/** The pool or an open transaction. */
+export type Db = postgres.ISql;
+
+/** A heartbeats row; timestamps are Postgres text (microseconds kept). */
+export interface HeartbeatRecord {
+  id: string;
+  project_id: string;
+  name: string;
+  grace_period: number;
+  cron_schedule: string | null;
+  timezone: string;
+  period: number | null;
+  next_ping_at: string | null;
+  active: boolean;
+  status: HeartbeatStatus;
+  last_ping_at: string | null;
+  last_ping_kind: PingKind | null;
+  started_at: string | null;
+  down_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HeartbeatView extends HeartbeatRecord {
+  project_name: string;
+  project_description: string;
+  integration_ids: string[];
+}
+
+/** What a create or an update writes; timestamps as ISO 8601 text. */
+export type HeartbeatWrite = Pick<
+  HeartbeatRecord,
+  | 'name'
+  | 'grace_period'
+  | 'cron_schedule'
+  | 'timezone'
+  | 'period'
+  | 'next_ping_at'
+  | 'active'
+  | 'status'
+  | 'started_at'
+  | 'down_since'
+>;
+
+const writeColumns: (keyof HeartbeatWrite)[] = [
+  'name',
+  'grace_period',
+  'cron_schedule',
+  'timezone',
+  'period',
+  'next_ping_at',
+  'active',
+  'status',
+  'started_at',
+  'down_since',
+];
+
+function viewQuery(db: Db, where: postgres.PendingQuery<postgres.Row[]>, page?: PageQuery) {
+  return db<(HeartbeatView & { total: number })[]>`
+    select h.*, p.name as project_name, p.description as project_description,
+      coalesce((select array_agg(hi.integration_id order by hi.integration_id)
+                from heartbeat_integrations hi where hi.heartbeat_id = h.id), '{}') as integration_ids
+      ${page ? db`, count(*) over ()::int as total` : db``}
+    from heartbeats h
+    join projects p on p.id = h.project_id
+    where ${where}
+    order by h.created_at, h.id
+    ${page ? db`limit ${page.per_page} offset ${offsetOf(page)}` : db``}`;
+}
+
+export async function listHeartbeats(
+  sql: Sql,
+  projectIds: readonly string[],
+  page: PageQuery,
+): Promise<{ views: HeartbeatView[]; total: number }> {
+  const inProjects = sql`h.project_id = any(${sql.array([...projectIds])}::uuid[])`;
+  const rows = await viewQuery(sql, inProjects, page);
+  const total =
+    rows[0]?.total ??
+    (await sql<{ n: number }[]>`select count(*)::int as n from heartbeats h where ${inProjects}`)[0]!.n;
+  return { views: rows, total };
+}
+
+export async function findHeartbeat(sql: Sql, id: string, projectIds: readonly string[]): Promise<HeartbeatView | undefined> {
+  const [row] = await viewQuery(sql, sql`h.id = ${id} and h.project_id = any(${sql.array([...projectIds])}::uuid[])`);
+  return row;
+}
+
+/** The row, locked until the transaction ends, so a state change is never computed from a stale one. */
+export async function lockHeartbeat(tx: Db, id: string, projectIds: readonly string[]): Promise<HeartbeatRecord | undefined> {
+  const [row] = await tx<HeartbeatRecord[]>`
+    select * from heartbeats where id = ${id} and project_id = any(${tx.array([...projectIds])}::uuid[])
+    for update`;
+  return row;
+}
+
+export async function insertHeartbeat(
+  sql: Sql,
+  h: HeartbeatWrite & { project_id: string },
+  integrationIds: readonly string[],
+): Promise<string> {
+  return sql.begin(async (tx) => {
+    const values = tx(h, 'project_id', ...writeColumns);
+    const [row] = await tx<{ id: string }[]>`insert into heartbeats ${values} returning id`;
+    await linkIntegrations(tx, row!.id, integrationIds);
+    return row!.id;
+  });
+}
+
+/** Writes the row; `integrationIds`, when given, replaces the linked integrations. */
+export async function updateHeartbeat(tx: Db, id: string, h: HeartbeatWrite, integrationIds: readonly string[] | undefined): Promise<void> {
+  await tx`update heartbeats set ${tx(h, ...writeColumns)}, updated_at = now() where id = ${id}`;
+  if (integrationIds) {
+    await tx`delete from heartbeat_integrations where heartbeat_id = ${id}`;
+    await linkIntegrations(tx, id, integrationIds);
+  }
+}
+
+async function linkIntegrations(db: Db, heartbeatId: string, integrationIds: readonly string[]): Promise<void> {
+  if (integrationIds.length === 0) return;
+  const rows = [...new Set(integrationIds)].map((integration_id) => ({ heartbeat_id: heartbeatId, integration_id }));
+  await db`insert into heartbeat_integrations ${db(rows)}`;
+}
+
+export async function deleteHeartbeat(sql: Sql, id: string, projectIds: readonly string[]): Promise<boolean> {
+  const rows = await sql`
+    delete from heartbeats where id = ${id} and project_id = any(${sql.array([...projectIds])}::uuid[]) returning id`;
+  return rows.length > 0;
+}
+
+/** The ids among `ids` that are not integrations of the project. */
+export async function foreignIntegrations(db: Db, projectId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db<{ id: string }[]>`
+    select id from integrations where project_id = ${projectId} and id = any(${db.array([...ids])}::uuid[])`;
+  const known = new Set(rows.map((r) => r.id));
+  return ids.filter((id) => !known.has(id));
+}

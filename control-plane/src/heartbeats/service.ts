@@ -1,0 +1,170 @@
+import { requireProject, type Principal } from '../auth/bearer.ts';
+import { AppError, notFound } from '../errors.ts';
+import type { ApiContext } from '../http/context.ts';
+import type { PageQuery } from '../http/pagination.ts';
+import { formatTimestamp } from '../http/time.ts';
+import * as repo from './repo.ts';
+import type { Heartbeat, HeartbeatCreateBody, HeartbeatUpdateBody } from './schemas.ts';
+import { initialState, nextState, type ConfigChanges, type HeartbeatState } from './state.ts';
+
+const toDate = (pg: string | null): Date | null => (pg === null ? null : new Date(formatTimestamp(pg)));
+const toIso = (d: Date | null): string | null => d && d.toISOString();
+
+export function stateOf(r: repo.HeartbeatRecord): HeartbeatState {
+  return {
+    status: r.status,
+    next_ping_at: toDate(r.next_ping_at),
+    last_ping_at: toDate(r.last_ping_at),
+    last_ping_kind: r.last_ping_kind,
+    started_at: toDate(r.started_at),
+    down_since: toDate(r.down_since),
+    grace_period: r.grace_period,
+    cron_schedule: r.cron_schedule,
+    timezone: r.timezone,
+    period: r.period,
+    active: r.active,
+  };
+}
+
+/**
+ * A timestamp to write: the stored text when the rules left the instant as it was (Date keeps
+ * milliseconds only, the column keeps microseconds), else the new instant.
+ */
+function keepOrSet(stored: string | null, before: Date | null, after: Date | null): string | null {
+  return before?.getTime() === after?.getTime() ? stored : toIso(after);
+}
+
+/**
+ * Reads show the persisted state advanced to now by the rules (a tick), so a heartbeat past its
+ * next_ping_at reads late even while no deadline actor has written it yet.
+ */
+function present(ctx: ApiContext, v: repo.HeartbeatView, now: Date): Heartbeat {
+  const pingUrl = `${ctx.config.PING_BASE_URL}/heartbeat/${v.id}`;
+  const status = v.active ? nextState(stateOf(v), { type: 'tick' }, now).state.status : 'paused';
+  return {
+    id: v.id,
+    name: v.name,
+    project_id: v.project_id,
+    grace_period: v.grace_period,
+    cron_schedule: v.cron_schedule,
+    next_ping_at: formatTimestamp(v.next_ping_at),
+    created_at: formatTimestamp(v.created_at),
+    updated_at: formatTimestamp(v.updated_at),
+    ping_url: pingUrl,
+    start_url: `${pingUrl}/start`,
+    fail_url: `${pingUrl}/fail`,
+    project: { id: v.project_id, name: v.project_name, description: v.project_description },
+    status,
+    last_ping_at: formatTimestamp(v.last_ping_at),
+    period: v.period,
+    timezone: v.timezone,
+    active: v.active,
+    integration_ids: v.integration_ids,
+  };
+}
+
+async function checkIntegrations(db: repo.Db, projectId: string, ids: readonly string[] | undefined): Promise<void> {
+  if (!ids || ids.length === 0) return;
+  const foreign = new Set(await repo.foreignIntegrations(db, projectId, ids));
+  if (foreign.size === 0) return;
+  const errors: Record<string, string[]> = {};
+  ids.forEach((id, i) => {
+    if (foreign.has(id)) errors[`integration_ids.${i}`] = [`The selected integration_ids.${i} is invalid.`];
+  });
+  throw new AppError('VALIDATION', Object.values(errors)[0]![0], errors);
+}
+
+export async function listHeartbeats(ctx: ApiContext, p: Principal, projectId: string | undefined, page: PageQuery) {
+  if (projectId) requireProject(p, projectId);
+  const { views, total } = await repo.listHeartbeats(ctx.sql, projectId ? [projectId] : [...p.projectIds], page);
+  const now = ctx.now();
+  return { items: views.map((v) => present(ctx, v, now)), total };
+}
+
+export async function getHeartbeat(ctx: ApiContext, p: Principal, id: string): Promise<Heartbeat> {
+  const view = await repo.findHeartbeat(ctx.sql, id, [...p.projectIds]);
+  if (!view) throw notFound();
+  return present(ctx, view, ctx.now());
+}
+
+export async function createHeartbeat(ctx: ApiContext, p: Principal, body: HeartbeatCreateBody): Promise<Heartbeat> {
+  requireProject(p, body.project_id);
+  await checkIntegrations(ctx.sql, body.project_id, body.integration_ids);
+  const explicit = body.next_ping_at ?? null;
+  // Not ticked here: a next_ping_at given in the past is left for the deadline actor to find, so
+  // the late and down it causes are published as events; reads already show them.
+  const state = initialState(
+    {
+      grace_period: body.grace_period,
+      next_ping_at: explicit === null ? null : new Date(explicit),
+      cron_schedule: body.cron_schedule ?? null,
+      timezone: body.timezone,
+      period: body.period ?? null,
+      active: body.active,
+    },
+    ctx.now(),
+  );
+  const id = await repo.insertHeartbeat(
+    ctx.sql,
+    {
+      project_id: body.project_id,
+      name: body.name,
+      grace_period: state.grace_period,
+      cron_schedule: state.cron_schedule,
+      timezone: state.timezone,
+      period: state.period,
+      next_ping_at: explicit ?? toIso(state.next_ping_at),
+      active: state.active,
+      status: state.status,
+      started_at: toIso(state.started_at),
+      down_since: toIso(state.down_since),
+    },
+    body.integration_ids,
+  );
+  return getHeartbeat(ctx, p, id);
+}
+
+/**
+ * PATCH: the fields sent change, through the heartbeat rules (state.ts, `config`), so a new
+ * schedule recomputes next_ping_at from now and a pause reads paused, as the deadline actor
+ * would have it.
+ */
+export async function updateHeartbeat(ctx: ApiContext, p: Principal, id: string, body: HeartbeatUpdateBody): Promise<Heartbeat> {
+  await ctx.sql.begin(async (tx) => {
+    const current = await repo.lockHeartbeat(tx, id, [...p.projectIds]);
+    if (!current) throw notFound();
+    await checkIntegrations(tx, current.project_id, body.integration_ids);
+    const changes: ConfigChanges = {
+      grace_period: body.grace_period,
+      cron_schedule: body.cron_schedule,
+      timezone: body.timezone,
+      period: body.period,
+      active: body.active,
+      next_ping_at: body.next_ping_at == null ? body.next_ping_at : new Date(body.next_ping_at),
+    };
+    const before = stateOf(current);
+    const { state } = nextState(before, { type: 'config', changes }, ctx.now());
+    await repo.updateHeartbeat(
+      tx,
+      id,
+      {
+        name: body.name ?? current.name,
+        grace_period: state.grace_period,
+        cron_schedule: state.cron_schedule,
+        timezone: state.timezone,
+        period: state.period,
+        next_ping_at: body.next_ping_at !== undefined ? body.next_ping_at : keepOrSet(current.next_ping_at, before.next_ping_at, state.next_ping_at),
+        active: state.active,
+        status: state.status,
+        started_at: keepOrSet(current.started_at, before.started_at, state.started_at),
+        down_since: keepOrSet(current.down_since, before.down_since, state.down_since),
+      },
+      body.integration_ids,
+    );
+  });
+  return getHeartbeat(ctx, p, id);
+}
+
+export async function deleteHeartbeat(ctx: ApiContext, p: Principal, id: string): Promise<void> {
+  if (!(await repo.deleteHeartbeat(ctx.sql, id, [...p.projectIds]))) throw notFound();
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+export const eventKinds = [
+  'monitor.down',
+  'monitor.up',
+  'heartbeat.down',
+  'heartbeat.up',
+  'heartbeat.late',
+  'heartbeat.started',
+  'trigger.fired',
+] as const;
+export const EventKind = z.enum(eventKinds);
+export type EventKind = z.infer<typeof EventKind>;
+
+/**
+ * A domain event, published on `<ns>.events.<project_id>.<kind>` with `Nats-Msg-Id` = `id`.
+ * Written to the outbox in the same transaction as the state change it reports, so each
+ * transition is published once (a republish after a crash is dropped by the server's dedupe).
+ * A public contract (docs/streams.md).
+ */
+export const DomainEvent = z.object({
+  id: z.uuid(),
+  kind: EventKind,
+  occurred_at: z.iso.datetime(),
+  project_id: z.uuid(),
+  subject: z.object({
+    type: z.enum(['monitor', 'heartbeat', 'trigger']),
+    id: z.uuid(),
+    name: z.string(),
+  }),
+  /** Kind-specific details: for monitors url, regions, cause, incident_id, duration_seconds. */
+  data: z.record(z.string(), z.unknown()),
+});
+export type DomainEvent = z.infer<typeof DomainEvent>;
