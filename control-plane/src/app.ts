@@ -11,6 +11,7 @@ import type { App, Keys } from './http/context.ts';
 import { heartbeatRoutes } from './heartbeats/routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
+import { installNulGuard } from './http/nul-guard.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { monitorRoutes } from './monitors/routes.ts';
@@ -50,6 +51,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   installErrorHandler(app);
   installJsonParser(app);
+  installNulGuard(app);
 
   healthRoutes(app, {
     postgres: () => sqlAlive(deps.sql),

@@ -125,3 +125,19 @@ describe('OpenAPI document', () => {
     assert.equal(js.status, 200);
   });
 });
+
+describe('input Postgres cannot store', () => {
+  let cp: TestControlPlane;
+  let api: Call;
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api'] });
+    api = apiClient(cp.url, (await createAccount(cp.db.sql)).token);
+  });
+  after(() => cp.stop());
+
+  it('refuses a NUL character in a body or query with a 422 naming the field', async () => {
+    assertInvalid(await api('POST', '/projects', { name: 'a\u0000b' }), ['name']);
+    assertInvalid(await api('POST', '/monitors', { name: 'x', url: 'https://x.example', project_id: '00000000-0000-4000-8000-000000000000', regions: ['eu', 'u\u0000s'] }), ['regions.1']);
+    assertInvalid(await api('GET', '/monitors?project_id=%00'), ['project_id']);
+  });
+});
