@@ -42,6 +42,15 @@ export const settings = {
     .optional()
     .describe('Identity of a probe agent in its region. Default: host name and a random suffix.'),
   AGENT_PORT: port.default(3001).describe('Port of a probe agent (health, readiness).'),
+  PING_PORT: port.default(3002).describe('Port of a probe agent\'s regional ping edge (heartbeat ping URLs).'),
+  PING_PARTITIONS: z.coerce.number().int().min(1).max(1024).default(16).describe('Partitions of the PINGS stream; deadline processes share them through leases. Fixed for a deployment.'),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/\S+$/, 'must be an smtp:// or smtps:// URL')
+    .optional()
+    .describe('SMTP server for email integrations, e.g. smtp://user:pass@mail.example.com:587.'),
+  SMTP_FROM: z.string().min(3).default('uptime@localhost').describe('Sender address of notification emails.'),
+  NOTIFY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8).describe('Delivery attempts to an integration before the delivery is dead-lettered.'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -75,7 +84,7 @@ export type Config = Omit<Parsed, 'PUBLIC_URL' | 'PING_BASE_URL' | 'TRIGGER_BASE
 };
 
 /** Settings whose values may hold credentials: never echoed back in an error. */
-const secretSettings = new Set(['DATABASE_URL', 'NATS_URL', 'SECRET_KEY', 'AGENT_KEY']);
+const secretSettings = new Set(['DATABASE_URL', 'NATS_URL', 'SECRET_KEY', 'AGENT_KEY', 'SMTP_URL']);
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
