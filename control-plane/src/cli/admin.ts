@@ -5,6 +5,8 @@ import { createToken, createUser, findUserIdByEmail, revokeTokenByName } from '.
 import { migrate } from '../db/migrate.ts';
 import { createSql, type Sql } from '../db/sql.ts';
 import { openInfra } from '../runtime/infra.ts';
+import { deriveKeys, masterKey } from '../runtime/keys.ts';
+import { keyToText } from '../../../shared/src/crypto.ts';
 
 /**
  * Runs `fn` against the server's database: DATABASE_URL, or the embedded Postgres in DATA_DIR
@@ -85,5 +87,15 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
         await revokeTokenByName(sql, userId, opts.name.trim());
         return `revoked token "${opts.name.trim()}"`;
       });
+    });
+}
+
+export function keyCommands(program: Command, ctx: () => { config: Config; log: Logger }): void {
+  program
+    .command('agent-key')
+    .description('Print the AGENT_KEY that separate probe agents need to open check credentials (derived from SECRET_KEY).')
+    .action(() => {
+      const { config } = ctx();
+      process.stdout.write(`${keyToText(deriveKeys(masterKey(config)).checkCredentials)}\n`);
     });
 }

@@ -4,8 +4,9 @@ import { createLogger, type Logger } from '../../../shared/src/logger.ts';
 import { version } from '../../../shared/src/version.ts';
 import { NatsServerMissingError } from '../embedded/nats-server.ts';
 import { AppError } from '../errors.ts';
+import { MissingSecretKeyError } from '../runtime/keys.ts';
 import { allRoles, parseRoles } from '../roles.ts';
-import { adminCommands } from './admin.ts';
+import { adminCommands, keyCommands } from './admin.ts';
 import { runServer } from './serve.ts';
 
 /**
@@ -56,9 +57,10 @@ program
   });
 
 adminCommands(program, () => context('stderr'));
+keyCommands(program, () => context('stderr'));
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof NatsServerMissingError) {
+  if (err instanceof ConfigError || err instanceof NatsServerMissingError || err instanceof MissingSecretKeyError) {
     process.stderr.write(`${err.message}\n`);
   } else if (err instanceof AppError) {
     process.stderr.write(`error: ${err.message}\n`);

@@ -38,6 +38,7 @@ export async function runServer(opts: {
     stops.push(() => nc.drain());
 
     let url: string | undefined;
+    let checkKey: Buffer | undefined;
     if (controlPlane) {
       const sql = createSql(infra.databaseUrl!, { log, max: config.PG_POOL_SIZE });
       stops.push(() => sql.end({ timeout: 5 }));
@@ -45,9 +46,11 @@ export async function runServer(opts: {
       const cp = await startControlPlane({ config, log, sql, nc, roles: opts.roles });
       stops.push(cp.stop);
       url = cp.url;
+      // An agent in the same process opens check credentials with the key derived here.
+      checkKey = cp.keys.checkCredentials;
     }
     if (opts.agentRegion) {
-      const agent = await startAgent({ config, nc, log, region: opts.agentRegion, port: config.AGENT_PORT });
+      const agent = await startAgent({ config, nc, log, region: opts.agentRegion, port: config.AGENT_PORT, ...(checkKey ? { checkKey } : {}) });
       stops.push(agent.stop);
     }
     if (url) process.stdout.write(`\nuptime is running: API and dashboard at ${url}\n\n`);
