@@ -2,31 +2,28 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger };
 
-/**
- * Paths pino replaces with "[redacted]" wherever they appear in a log line.
- * Tokens, passwords and integration secrets must never reach a log.
- */
+/** Header paths pino replaces with "[redacted]" (request and response logs). */
 export const redactPaths = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-api-key"]',
   'res.headers["set-cookie"]',
-  'password',
-  'token',
-  'secret',
-  'basic_auth_password',
-  '*.password',
-  '*.token',
-  '*.secret',
-  '*.basic_auth_password',
-  '*.routing_key',
-  '*.bot_token',
-  'config.secret',
-  'config.token',
-  'config.bot_token',
-  'config.routing_key',
-  'config.password',
 ];
+
+/**
+ * Keys whose values are secrets at any depth of a log object: tokens, passwords, integration
+ * credentials, URLs that embed them. They must never reach a log.
+ */
+const secretKey = /^(password|.*_password|token|.*_token|secret|.*_secret|routing_key|authorization|cookie|api_key|smtp_url|webhook_url|password_sealed|.*_sealed)$/i;
+
+export function redactSecrets(value: unknown, depth = 0): unknown {
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) return value;
+  if (Array.isArray(value)) return value.map((v) => redactSecrets(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = secretKey.test(k) && v != null ? '[redacted]' : redactSecrets(v, depth + 1);
+  return out;
+}
 
 export interface LoggerOptions {
   level: string;
@@ -41,6 +38,7 @@ export function createLogger(opts: LoggerOptions): Logger {
       level: opts.level,
       base: { pid: process.pid, ...opts.base },
       redact: { paths: redactPaths, censor: '[redacted]' },
+      formatters: { log: (obj) => redactSecrets(obj) as Record<string, unknown> },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     (opts.destination ?? process.stdout) as DestinationStream,
