@@ -306,8 +306,8 @@ describe('monitor tenant isolation', () => {
 
   it('hides another tenant\'s monitor by id: GET, PUT and DELETE answer 404', async () => {
     const evil = apiClient(cp.url, eve.token);
-    for (const [method, body] of [['GET'], ['PUT', { name: 'pwned' }], ['DELETE']] as const) {
-      const res = await evil(method, `/monitors/${monitorId}`, body);
+    for (const [method, body, suffix] of [['GET'], ['PUT', { name: 'pwned' }], ['DELETE'], ['GET', undefined, '/results'], ['GET', undefined, '/incidents']] as const) {
+      const res = await evil(method, `/monitors/${monitorId}${suffix ?? ''}`, body);
       assert.equal(res.status, 404, method);
       assert.deepEqual(res.body, { message: 'Not found' });
     }
