@@ -1,22 +1,10 @@
 import type { Assignment } from '../../../shared/src/contracts/monitoring.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
 import type { Db } from '../db/sql.ts';
+import type { MonitorRecord } from '../monitors/repo.ts';
 
-export interface AssignableMonitor {
-  id: string;
-  project_id: string;
-  url: string;
-  method: Assignment['method'];
-  valid_http_codes: number[];
-  basic_auth_username: string | null;
-  basic_auth_password_sealed: string | null;
-  active: boolean;
-  interval_seconds: number;
-  timeout_seconds: number;
-  regions: string[] | null;
-  follow_redirects: boolean;
-  updated_at: string;
-}
+/** What the assigner reads of a monitor. */
+export type AssignableMonitor = Omit<MonitorRecord, 'name' | 'status' | 'last_checked_at' | 'created_at'>;
 
 /** The KV entries a monitor should have: one per region it is checked from; none when paused. */
 export function desiredEntries(m: AssignableMonitor, liveRegions: ReadonlySet<string>, names: Names): Map<string, Assignment> {
