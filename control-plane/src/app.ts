@@ -13,6 +13,7 @@ import { installErrorHandler } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
 import { installNulGuard } from './http/nul-guard.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { markBearerRoutes, recordRoutes } from './http/route-table.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { monitorRoutes } from './monitors/routes.ts';
 import { organizationRoutes, projectRoutes } from './projects/routes.ts';
@@ -49,6 +50,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('onSend', async (req, reply) => {
     void reply.header('x-request-id', req.id);
   });
+  recordRoutes(app);
   installErrorHandler(app);
   installJsonParser(app);
   installNulGuard(app);
@@ -63,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const auth = createAuthenticator({ sql: deps.sql, log: deps.log, kind: 'api' });
   app.addHook('onClose', () => auth.stop());
   await app.register(async (api: App) => {
+    markBearerRoutes(api);
     api.addHook('onRequest', async (req) => {
       req.principal = await auth.authenticate(req);
     });

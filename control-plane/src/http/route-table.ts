@@ -1,0 +1,46 @@
+import type { RouteOptions } from 'fastify';
+import type { App } from './context.ts';
+
+/** How a route authenticates its caller. */
+export type RouteAuth = 'bearer' | 'public';
+
+export interface RouteInfo {
+  method: string;
+  url: string;
+  readonly auth: RouteAuth;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route of the application, so that suites can cover each one (a new route cannot be forgotten). */
+    routeTable: RouteInfo[];
+  }
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+}
+
+/** Records every route registered from now on, on the app and in every plugin below it. */
+export function recordRoutes(app: App): void {
+  const table: RouteInfo[] = [];
+  app.decorate('routeTable', table);
+  app.addHook('onRoute', (r: RouteOptions) => {
+    for (const method of [r.method].flat()) {
+      // Read lazily: a plugin's own onRoute hook may mark the route after this one ran.
+      table.push({
+        method,
+        url: r.url,
+        get auth() {
+          return (r.config as { auth?: RouteAuth } | undefined)?.auth ?? 'public';
+        },
+      });
+    }
+  });
+}
+
+/** Marks every route registered in this scope as one that needs a REST API token. */
+export function markBearerRoutes(scope: App): void {
+  scope.addHook('onRoute', (r: RouteOptions) => {
+    r.config = { ...(r.config as object), auth: 'bearer' } as RouteOptions['config'];
+  });
+}

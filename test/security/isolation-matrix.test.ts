@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createToken, revokeTokenByName } from '../../control-plane/src/accounts/service.ts';
+import { apiClient, type Call } from '../harness/api.ts';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+
+/**
+ * Every REST route, taken from the application's own route table, times four callers: no token,
+ * a revoked token, an MCP token, and another tenant's token. A route added later is covered
+ * automatically; one whose resource has no fixture below fails until it gets one.
+ */
+interface Fixture {
+  /** Creates one resource of this kind for the owner and returns its id. */
+  create(api: Call, projectId: string): Promise<string>;
+  /** A valid create body in the owner's project. */
+  body(projectId: string): Record<string, unknown>;
+}
+
+const fixtures: Record<string, Fixture> = {
+  projects: {
+    create: async (api) => (await api('POST', '/projects', { name: 'Owned' })).body.data.id,
+    body: () => ({ name: 'Another' }),
+  },
+  organizations: {
+    create: async () => 'unused',
+    body: () => ({}),
+  },
+  monitors: {
+    create: async (api, projectId) => (await api('POST', '/monitors', fixtures.monitors!.body(projectId))).body.data.id,
+    body: (projectId) => ({ name: 'm', url: 'https://m.example', project_id: projectId }),
+  },
+  heartbeats: {
+    create: async (api, projectId) => (await api('POST', '/heartbeats', fixtures.heartbeats!.body(projectId))).body.data.id,
+    body: (projectId) => ({ name: 'h', project_id: projectId }),
+  },
+  integrations: {
+    create: async (api, projectId) => (await api('POST', '/integrations', fixtures.integrations!.body(projectId))).body.data.id,
+    body: (projectId) => ({ name: 'i', project_id: projectId, type: 'webhook', config: { url: 'https://hooks.example/x' } }),
+  },
+  triggers: {
+    create: async (api, projectId) => (await api('POST', '/triggers', fixtures.triggers!.body(projectId))).body.data.id,
+    body: (projectId) => ({ name: 't', project_id: projectId, default_message: 'hello' }),
+  },
+};
+
+describe('tenant isolation matrix', () => {
+  let cp: TestControlPlane;
+  let owner: TestAccount;
+  let other: TestAccount;
+  let revoked: string;
+  const ids: Record<string, string> = {};
+  let routes: { method: string; url: string }[];
+
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api'] });
+    owner = await createAccount(cp.db.sql);
+    other = await createAccount(cp.db.sql);
+    revoked = (await createToken(cp.db.sql, owner.user_id, 'revoked', 'api')).token;
+    await revokeTokenByName(cp.db.sql, owner.user_id, 'revoked');
+    routes = cp.cp.app!.routeTable.filter((r) => r.auth === 'bearer' && r.method !== 'HEAD' && r.method !== 'OPTIONS');
+    const api = apiClient(cp.url, owner.token);
+    for (const kind of new Set(routes.map((r) => r.url.split('/')[1]!))) {
+      const fixture = fixtures[kind];
+      if (!fixture) continue;
+      ids[kind] = kind === 'projects' ? owner.project_id : await fixture.create(api, owner.project_id);
+    }
+  });
+  after(() => cp.stop());
+
+  const pathOf = (url: string) => url.replace(':id', ids[url.split('/')[1]!] ?? 'missing');
+  const bodyOf = (r: { method: string; url: string }) => {
+    if (r.method === 'GET' || r.method === 'DELETE') return undefined;
+    const kind = r.url.split('/')[1]!;
+    return r.url.includes(':id') ? {} : fixtures[kind]!.body(owner.project_id);
+  };
+
+  it('has a fixture for every resource behind a token', () => {
+    const kinds = [...new Set(routes.map((r) => r.url.split('/')[1]!))];
+    assert.deepEqual(kinds.filter((k) => !fixtures[k]), [], 'add a fixture for these route prefixes');
+    assert.ok(routes.length >= 10, `found ${routes.length} routes`);
+  });
+
+  for (const [who, header] of [
+    ['no token', () => ({})],
+    ['a revoked token', () => ({ authorization: `Bearer ${revoked}` })],
+    ['an MCP token', () => ({ authorization: `Bearer ${owner.mcpToken}` })],
+  ] as const) {
+    it(`answers 401 to ${who} on every route`, async () => {
+      for (const r of routes) {
+        const res = await apiClient(cp.url)(r.method, pathOf(r.url), bodyOf(r), header());
+        assert.equal(res.status, 401, `${r.method} ${r.url}`);
+        assert.deepEqual(res.body, { message: 'Unauthorized' }, `${r.method} ${r.url}`);
+      }
+    });
+  }
+
+  it('answers another tenant 404 on every route naming one of the owner\'s resources', async () => {
+    const evil = apiClient(cp.url, other.token);
+    for (const r of routes.filter((r) => r.url.includes(':id'))) {
+      const res = await evil(r.method, pathOf(r.url), bodyOf(r));
+      assert.equal(res.status, 404, `${r.method} ${r.url}: ${JSON.stringify(res.body)}`);
+      assert.deepEqual(res.body, { message: 'Not found' });
+    }
+  });
+
+  it('answers another tenant 403 on every collection route given the owner\'s project', async () => {
+    const evil = apiClient(cp.url, other.token);
+    for (const r of routes.filter((r) => !r.url.includes(':id') && r.url !== '/organizations' && r.url !== '/projects')) {
+      const res =
+        r.method === 'GET'
+          ? await evil('GET', `${r.url}?project_id=${owner.project_id}`)
+          : await evil(r.method, r.url, bodyOf(r));
+      assert.equal(res.status, 403, `${r.method} ${r.url}: ${JSON.stringify(res.body)}`);
+      assert.deepEqual(res.body, { message: 'Unauthorized access' });
+    }
+    const projects = await evil('GET', `/projects?organization_id=${owner.organization_id}`);
+    assert.equal(projects.status, 403);
+    const create = await evil('POST', '/projects', { name: 'x', organization_id: owner.organization_id });
+    assert.equal(create.status, 403);
+  });
+
+  it('still lets the owner reach every resource (the fixtures are real)', async () => {
+    const api = apiClient(cp.url, owner.token);
+    for (const r of routes.filter((r) => r.method === 'GET' && r.url.includes(':id'))) {
+      const res = await api('GET', pathOf(r.url));
+      assert.equal(res.status, 200, `${r.url}: ${JSON.stringify(res.body)}`);
+    }
+  });
+});
