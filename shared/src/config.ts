@@ -51,6 +51,9 @@ export const settings = {
     .describe('SMTP server for email integrations, e.g. smtp://user:pass@mail.example.com:587.'),
   SMTP_FROM: z.string().min(3).default('uptime@localhost').describe('Sender address of notification emails.'),
   NOTIFY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8).describe('Delivery attempts to an integration before the delivery is dead-lettered.'),
+  ALLOW_SIGNUP: bool.default(false).describe('Let anyone create an account (user, organization, Default project) on the dashboard\'s sign-up page.'),
+  SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(336).describe('Hours a dashboard session lasts without use; each use extends it.'),
+  API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(1200).describe('REST API requests a minute per token and control-plane process (bursts up to the same number); 429 beyond.'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
