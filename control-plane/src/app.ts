@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../shared/src/config.ts';
 import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts';
+import { createMetrics, instrumentHttp, type Metrics } from '../../shared/src/metrics.ts';
 import type { Logger } from '../../shared/src/logger.ts';
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
 import { sqlAlive, type Sql } from './db/sql.ts';
@@ -26,6 +27,8 @@ export interface AppDeps {
   nc: NatsConnection;
   log: Logger;
   keys: Keys;
+  /** The process's metrics registry; one of its own by default. */
+  metrics?: Metrics;
   /** The clock every rule reads; tests pass their own. */
   now?: () => Date;
 }
@@ -61,6 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     postgres: () => sqlAlive(deps.sql),
     nats: () => natsAlive(deps.nc),
   });
+  instrumentHttp(app, deps.metrics ?? createMetrics(), 'api');
   await registerOpenApi(app, deps.config.PUBLIC_URL);
 
   const ctx = { config: deps.config, sql: deps.sql, nc: deps.nc, log: deps.log, keys: deps.keys, now: deps.now ?? (() => new Date()) };

@@ -6,6 +6,7 @@ import type { Status } from '@nats-io/transport-node'
 import type { Config } from '../../shared/src/config.ts'
 import { resultMsgId } from '../../shared/src/contracts/monitoring.ts'
 import { keyFromText } from '../../shared/src/crypto.ts'
+import { createMetrics, instrumentHttp, type Metrics } from '../../shared/src/metrics.ts'
 import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts'
 import type { Logger } from '../../shared/src/logger.ts'
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts'
@@ -52,6 +53,8 @@ export interface AgentOptions {
    * ttl, join grace), so tests need not wait 5 s slots. 1 in production; never read from the environment.
    */
   timeScale?: number
+  /** The process's metrics registry (shared with a control plane in the same process); one of its own by default. */
+  metrics?: Metrics
 }
 
 export interface AgentStats {
@@ -129,6 +132,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const intervalMs = (a: { interval: number }) => Math.max(1, Math.round(a.interval * 1000 * scale))
   let notBefore = 0
 
+  const metrics = opts.metrics ?? createMetrics()
   const scheduler = createScheduler<NodeJS.Timeout>({
     now: Date.now,
     setTimer: (fn, ms) => setTimeout(fn, ms),
@@ -145,6 +149,8 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       })
       if (result === null) return
       counters.checks++
+      metrics.checks.inc({ region, outcome: result.ok ? 'up' : 'down' })
+      metrics.checkDuration.observe({ region }, result.timings.total / 1000)
       if (result.attempts > 1) counters.rechecks++
       log.debug({ monitorId: a.monitor_id, ok: result.ok, attempts: result.attempts, error: result.error }, 'checked')
       publisher.push({
@@ -154,6 +160,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       })
     },
     onError: (err, key) => log.error({ err, key }, 'check run failed'),
+    onLateness: (lateMs) => metrics.scheduleLateness.observe({ region }, Math.max(0, lateMs) / 1000),
   })
   const ownership = createOwnership({ self: agentId, scheduler, intervalMs, log })
   const presence = createPresence({
@@ -166,6 +173,11 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     ttlMs: agentPresenceTtlMs * scale,
     onChange: (members) => ownership.setMembers(members),
   })
+  metrics.gauge('uptime_agent_results_buffered', 'Results waiting to be published (NATS away or slow).', () => publisher.stats().buffered)
+  metrics.gauge('uptime_agent_results_dropped', 'Results dropped because the buffer was full, since start.', () => publisher.stats().dropped)
+  metrics.gauge('uptime_agent_results_published', 'Results published, since start.', () => publisher.stats().published)
+  metrics.gauge('uptime_agent_monitors_assigned', 'Monitors assigned to this region.', () => ownership.stats().assigned)
+  metrics.gauge('uptime_agent_monitors_owned', 'Monitors this agent checks.', () => ownership.stats().owned)
 
   // nats.js v3 hands out a QueuedIterator, whose stop() unregisters it from a shared connection.
   const status: AsyncIterable<Status> & { stop?: () => void } = nc.status()
@@ -195,6 +207,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       onDelete: (key) => ownership.delete(key),
     })
     healthRoutes(app, { nats: () => natsAlive(nc) })
+    instrumentHttp(app, metrics, 'agent')
     await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' })
   } catch (err) {
     status.stop?.()

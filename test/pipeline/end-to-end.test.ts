@@ -65,6 +65,20 @@ describe('monitor pipeline end to end', () => {
     assert.ok(results.every((r: { timings: { total: number } }) => r.timings.total > 0));
   });
 
+  it('exposes Prometheus metrics on the control plane and the agent', async () => {
+    const agentMetrics = await (await fetch(`${agent.url}/metrics`)).text();
+    assert.match(agentMetrics, /uptime_checks_total\{region="local",outcome="up"\} [1-9]/);
+    assert.match(agentMetrics, /uptime_check_duration_seconds_bucket/);
+    assert.match(agentMetrics, /uptime_schedule_lateness_seconds_count\{region="local"\} [1-9]/);
+    assert.match(agentMetrics, /uptime_agent_results_buffered 0/);
+    assert.match(agentMetrics, /uptime_agent_monitors_owned [1-9]/);
+    const cpMetrics = await (await fetch(`${cp.url}/metrics`)).text();
+    assert.match(cpMetrics, /uptime_http_requests_total\{server="api",route="\/monitors\/:id",method="GET",status="200"\} [1-9]/);
+    assert.match(cpMetrics, /uptime_ingest_results_stored [1-9]/);
+    assert.match(cpMetrics, /uptime_ingest_lag \d+/);
+    assert.match(cpMetrics, /uptime_process_cpu_seconds_total/);
+  });
+
   it('stops checking a paused monitor', async () => {
     const quiet = await startTarget();
     try {

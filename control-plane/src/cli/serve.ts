@@ -1,5 +1,6 @@
 import type { Config } from '../../../shared/src/config.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
+import { createMetrics } from '../../../shared/src/metrics.ts';
 import { connectNats } from '../../../shared/src/nats.ts';
 import { stopOnSignals } from '../../../shared/src/shutdown.ts';
 import { startAgent } from '../../../probe-agent/src/agent.ts';
@@ -28,6 +29,7 @@ export async function runServer(opts: {
     );
   }
   const stops: (() => Promise<void>)[] = [];
+  const metrics = createMetrics();
   const stopAll = async () => {
     for (const s of stops.reverse()) await s().catch((err: unknown) => log.warn({ err }, 'stop failed'));
   };
@@ -43,14 +45,14 @@ export async function runServer(opts: {
       const sql = createSql(infra.databaseUrl!, { log, max: config.PG_POOL_SIZE });
       stops.push(() => sql.end({ timeout: 5 }));
       await migrate(sql, log);
-      const cp = await startControlPlane({ config, log, sql, nc, roles: opts.roles });
+      const cp = await startControlPlane({ config, log, sql, nc, roles: opts.roles, metrics });
       stops.push(cp.stop);
       url = cp.url;
       // An agent in the same process opens check credentials with the key derived here.
       checkKey = cp.keys.checkCredentials;
     }
     if (opts.agentRegion) {
-      const agent = await startAgent({ config, nc, log, region: opts.agentRegion, port: config.AGENT_PORT, host: config.HOST, ...(checkKey ? { checkKey } : {}) });
+      const agent = await startAgent({ config, nc, log, region: opts.agentRegion, port: config.AGENT_PORT, host: config.HOST, metrics, ...(checkKey ? { checkKey } : {}) });
       stops.push(agent.stop);
     }
     if (url) process.stdout.write(`\nuptime is running: API and dashboard at ${url}\n\n`);

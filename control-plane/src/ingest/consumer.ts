@@ -108,3 +108,9 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     },
   };
 }
+
+/** Results not yet acknowledged by the ingest consumer: waiting plus in flight. */
+export async function ingestLag(nc: NatsConnection, names: Names): Promise<number> {
+  const info = await (await jetstreamManager(nc)).consumers.info(names.streams.results, INGEST_CONSUMER);
+  return info.num_pending + info.num_ack_pending;
+}

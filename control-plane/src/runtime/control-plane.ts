@@ -9,7 +9,8 @@ import type { Role } from '../roles.ts';
 import { deriveKeys, masterKey } from './keys.ts';
 import { startAssigner } from '../assign/assigner.ts';
 import { createOutboxPublisher } from '../events/outbox.ts';
-import { startIngest } from '../ingest/consumer.ts';
+import { ingestLag, startIngest } from '../ingest/consumer.ts';
+import { createMetrics, type Metrics } from '../../../shared/src/metrics.ts';
 import { startRetention } from '../ingest/retention.ts';
 
 export interface ControlPlaneOptions {
@@ -20,6 +21,8 @@ export interface ControlPlaneOptions {
   roles: readonly Role[];
   /** Port override (tests pass 0 for a free port). */
   port?: number;
+  /** The process's metrics registry (shared with an agent in the same process). */
+  metrics?: Metrics;
 }
 
 export interface RunningControlPlane {
@@ -37,6 +40,7 @@ export interface RunningControlPlane {
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<RunningControlPlane> {
   const { config, log } = opts;
   const keys = deriveKeys(masterKey(config));
+  const metrics = opts.metrics ?? createMetrics();
   const names = natsNames(config.NATS_NAMESPACE);
   await ensureStreams(opts.nc, names, { replicas: config.NATS_REPLICAS });
   const stops: (() => Promise<void>)[] = [];
@@ -56,13 +60,15 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
     }
     if (opts.roles.includes('ingest')) {
       const ingest = await startIngest({ sql: opts.sql, nc: opts.nc, names, log, outbox: outbox! });
+      metrics.gauge('uptime_ingest_results_stored', 'Check results written to Postgres by this process, since start.', () => ingest.stats().stored);
+      metrics.gauge('uptime_ingest_lag', 'Results in RESULTS not yet acknowledged by ingest (all processes).', () => ingestLag(opts.nc, names));
       stops.push(ingest.stop);
       const retention = startRetention({ sql: opts.sql, log, days: config.RESULTS_RETENTION_DAYS });
       stops.push(async () => retention.stop());
     }
 
     if (opts.roles.includes('api')) {
-      app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log, keys });
+      app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log, keys, metrics });
       await app.listen({ port: opts.port ?? config.PORT, host: config.HOST });
       const addr = app.server.address();
       const port = addr && typeof addr === 'object' ? addr.port : config.PORT;

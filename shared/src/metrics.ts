@@ -1,0 +1,73 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AnyFastify } from './health.ts';
+
+/**
+ * The Prometheus metrics of one process, on one registry. A process that runs the control
+ * plane and an agent (the embedded default) shares it, and both ports serve it at /metrics.
+ * Names: docs/operations.md lists what to alert on.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'uptime_' });
+  const r = [registry];
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'uptime_http_requests_total',
+      help: 'HTTP requests answered, by route pattern, method and status.',
+      labelNames: ['server', 'route', 'method', 'status'] as const,
+      registers: r,
+    }),
+    httpDuration: new Histogram({
+      name: 'uptime_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request.',
+      labelNames: ['server', 'route', 'method'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: r,
+    }),
+    checks: new Counter({
+      name: 'uptime_checks_total',
+      help: 'Checks run by this agent, by region and outcome.',
+      labelNames: ['region', 'outcome'] as const,
+      registers: r,
+    }),
+    checkDuration: new Histogram({
+      name: 'uptime_check_duration_seconds',
+      help: 'Total time of a check (all redirect hops).',
+      labelNames: ['region'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: r,
+    }),
+    scheduleLateness: new Histogram({
+      name: 'uptime_schedule_lateness_seconds',
+      help: 'How late a check started after its slot.',
+      labelNames: ['region'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers: r,
+    }),
+    gauge(name: string, help: string, collect: () => number | Promise<number>): Gauge {
+      return new Gauge({
+        name,
+        help,
+        registers: r,
+        async collect() {
+          this.set(await collect());
+        },
+      });
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Counts and times every request by its route pattern, and serves the registry at /metrics. */
+export function instrumentHttp(app: AnyFastify, metrics: Metrics, server: string): void {
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ server, route, method: req.method, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ server, route, method: req.method }, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}
