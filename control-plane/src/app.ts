@@ -6,12 +6,15 @@ import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts';
 import { createMetrics, instrumentHttp, type Metrics } from '../../shared/src/metrics.ts';
 import type { Logger } from '../../shared/src/logger.ts';
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
+import { natsNames } from '../../shared/src/subjects.ts';
 import { sqlAlive, type Sql } from './db/sql.ts';
 import { createAuthenticator } from './auth/bearer.ts';
 import { createRateLimiter } from './auth/rate-limit.ts';
 import { AppError } from './errors.ts';
+import { createOutboxPublisher, type OutboxPublisher } from './events/outbox.ts';
 import type { App, Keys } from './http/context.ts';
 import { heartbeatRoutes } from './heartbeats/routes.ts';
+import { integrationRoutes } from './integrations/routes.ts';
 import { installErrorHandler } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
 import { installNulGuard } from './http/nul-guard.ts';
@@ -19,7 +22,12 @@ import { registerOpenApi } from './http/openapi.ts';
 import { markBearerRoutes, recordRoutes } from './http/route-table.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { monitorRoutes } from './monitors/routes.ts';
+import { registerMcp } from './mcp/index.ts';
+import { pingEdgeRoutes, pingLogRoutes } from './pings/routes.ts';
 import { organizationRoutes, projectRoutes } from './projects/routes.ts';
+import { notifyUrlRoutes } from './triggers/notify-url.ts';
+import { triggerRoutes } from './triggers/routes.ts';
+import { registerWeb } from './web/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -31,6 +39,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The clock every rule reads; tests pass their own. */
   now?: () => Date;
+  /** Publishes the events API changes cause; without one the app makes its own (with a relay). */
+  outbox?: OutboxPublisher;
 }
 
 export type { App };
@@ -68,6 +78,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, deps.config.PUBLIC_URL);
 
   const ctx = { config: deps.config, sql: deps.sql, nc: deps.nc, log: deps.log, keys: deps.keys, now: deps.now ?? (() => new Date()) };
+  const outbox = deps.outbox ?? createOutboxPublisher({ sql: deps.sql, nc: deps.nc, names: natsNames(deps.config.NATS_NAMESPACE), log: deps.log });
+  if (!deps.outbox) app.addHook('onClose', async () => outbox.stop());
+  await pingEdgeRoutes(app, ctx);
+  await app.register((scope: App) => notifyUrlRoutes(scope, { ...ctx, names: natsNames(deps.config.NATS_NAMESPACE), outbox }));
   const auth = createAuthenticator({ sql: deps.sql, log: deps.log, kind: 'api' });
   const limiter = createRateLimiter({ perMinute: deps.config.API_RATE_LIMIT });
   app.addHook('onClose', () => auth.stop());
@@ -80,9 +94,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     });
     organizationRoutes(api, ctx);
     projectRoutes(api, ctx);
-    heartbeatRoutes(api, ctx);
+    heartbeatRoutes(api, { ...ctx, outbox });
+    pingLogRoutes(api, ctx);
     monitorRoutes(api, ctx);
+    integrationRoutes(api, ctx);
+    triggerRoutes(api, ctx);
   });
+  await registerWeb(app, { ...ctx, outbox });
+  await registerMcp(app, { ...ctx, outbox });
 
   return app;
 }

@@ -7,6 +7,7 @@ import type { Config } from '../../shared/src/config.ts'
 import { resultMsgId } from '../../shared/src/contracts/monitoring.ts'
 import { keyFromText } from '../../shared/src/crypto.ts'
 import { createMetrics, instrumentHttp, type Metrics } from '../../shared/src/metrics.ts'
+import { startPingEdge, type PingEdge } from './ping-edge.ts'
 import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts'
 import type { Logger } from '../../shared/src/logger.ts'
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts'
@@ -55,6 +56,8 @@ export interface AgentOptions {
   timeScale?: number
   /** The process's metrics registry (shared with a control plane in the same process); one of its own by default. */
   metrics?: Metrics
+  /** Port of the regional ping edge (PING_PORT; 0 picks a free one); no edge when left out. */
+  pingPort?: number
 }
 
 export interface AgentStats {
@@ -79,6 +82,8 @@ export interface RunningAgent {
   region: string
   /** Where /healthz and /readyz answer. */
   url: string
+  /** Where the regional ping edge answers, when it runs. */
+  pingUrl?: string
   stats(): AgentStats
   /** The agents of the region this agent counts as live, itself included. */
   members(): string[]
@@ -194,6 +199,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   })()
 
   let assignmentWatch: { stop(): void } | undefined
+  let edge: PingEdge | undefined
   const app = Fastify({ loggerInstance: log as FastifyBaseLogger, logController: quietProbeLogs() })
   try {
     await presence.start()
@@ -209,7 +215,11 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     healthRoutes(app, { nats: () => natsAlive(nc) })
     instrumentHttp(app, metrics, 'agent')
     await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' })
+    if (opts.pingPort !== undefined) {
+      edge = await startPingEdge({ config, nc, names, region, log, metrics, port: opts.pingPort, host: opts.host ?? '127.0.0.1' })
+    }
   } catch (err) {
+    await edge?.stop()
     status.stop?.()
     assignmentWatch?.stop()
     await scheduler.stop()
@@ -240,6 +250,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     publisher.close()
     await checker.close()
     await app.close()
+    await edge?.stop()
     log.info(publisher.stats(), 'probe agent stopped')
   }
 
@@ -247,6 +258,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     agentId,
     region,
     url,
+    ...(edge ? { pingUrl: edge.url } : {}),
     stats() {
       const p = publisher.stats()
       return {

@@ -18,8 +18,11 @@ const secretKey = /^(password|.*_password|token|.*_token|secret|.*_secret|routin
 
 export function redactSecrets(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) return value;
   if (Array.isArray(value)) return value.map((v) => redactSecrets(v, depth + 1));
+  // Only plain objects are copied: requests, replies and errors keep their prototypes, so pino's
+  // serializers still see them (their secret headers are covered by redactPaths).
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = secretKey.test(k) && v != null ? '[redacted]' : redactSecrets(v, depth + 1);
   return out;

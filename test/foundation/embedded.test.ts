@@ -13,7 +13,7 @@ describe('the embedded default', () => {
   let env: Record<string, string>;
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'uptime-embedded-'));
-    env = { DATA_DIR: dataDir, PORT: String(await freePort()), AGENT_PORT: String(await freePort()), LOG_LEVEL: 'info' };
+    env = { DATA_DIR: dataDir, PORT: String(await freePort()), AGENT_PORT: String(await freePort()), PING_PORT: String(await freePort()), LOG_LEVEL: 'info' };
   });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -25,6 +25,8 @@ describe('the embedded default', () => {
     assert.equal(ready.status, 200);
     const agent = await fetch(`http://127.0.0.1:${env.AGENT_PORT}/readyz`);
     assert.equal(agent.status, 200);
+    const edge = await fetch(`http://127.0.0.1:${env.PING_PORT}/heartbeat/00000000-0000-4000-8000-000000000000`);
+    assert.equal(edge.status, 404, 'the local ping edge answers');
     assert.match(first.output(), /"region":"local"/);
 
     // The CLI joins the Postgres that the running service opened.

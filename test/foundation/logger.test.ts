@@ -31,3 +31,25 @@ describe('logging', () => {
     assert.equal(JSON.parse(lines[0]!).component, 'ingest');
   });
 });
+
+describe('request logs', () => {
+  it('keep what the request serializer reports, with the Authorization header redacted', () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const log = createLogger({ level: 'info', destination });
+    class FakeRequest {
+      method = 'GET';
+      url = '/monitors';
+      headers = { authorization: 'Bearer upt_secret9' };
+    }
+    log.info({ req: new FakeRequest() }, 'incoming request');
+    const line = JSON.parse(lines[0]!) as { req: { method?: string; headers?: { authorization?: string } } };
+    assert.equal(line.req.method, 'GET');
+    assert.equal(line.req.headers?.authorization, '[redacted]');
+  });
+});

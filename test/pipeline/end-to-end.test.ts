@@ -20,8 +20,8 @@ describe('monitor pipeline end to end', () => {
   let api: Call;
   let target: Target;
   before(async () => {
-    cp = await startTestControlPlane({ roles: ['api', 'assign', 'ingest'] });
-    agent = await startAgent({ config: cp.config, nc: cp.nats.nc, log: quietLog, region: 'local', port: 0, timeScale: 0.2, checkKey: cp.cp.keys.checkCredentials });
+    cp = await startTestControlPlane({ roles: ['api', 'assign', 'ingest', 'deadline'] });
+    agent = await startAgent({ config: cp.config, nc: cp.nats.nc, log: quietLog, region: 'local', port: 0, pingPort: 0, timeScale: 0.2, checkKey: cp.cp.keys.checkCredentials });
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
     target = await startTarget({ status: 200, body: 'ok' });
@@ -77,6 +77,20 @@ describe('monitor pipeline end to end', () => {
     assert.match(cpMetrics, /uptime_ingest_results_stored [1-9]/);
     assert.match(cpMetrics, /uptime_ingest_lag \d+/);
     assert.match(cpMetrics, /uptime_process_cpu_seconds_total/);
+  });
+
+  it('takes heartbeat pings at the regional edge, without Postgres, and the heartbeat comes up', async () => {
+    const hb = (await api('POST', '/heartbeats', { name: 'nightly', project_id: ada.project_id })).body.data;
+    const edge = `${agent.pingUrl}/heartbeat/${hb.id}`;
+    // The edge knows ids from KV heartbeats, kept by the deadline role: wait for the id to arrive.
+    await eventually(async () => (await fetch(edge, { method: 'HEAD' })).status === 200, 'edge accepts the new heartbeat');
+    const res = await fetch(edge, { method: 'POST', body: 'backup done' });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), 'OK');
+    await eventually(async () => (await api('GET', `/heartbeats/${hb.id}`)).body.data.status === 'up', 'heartbeat up');
+    const pings = (await api('GET', `/heartbeats/${hb.id}/pings`)).body.data;
+    assert.ok(pings.some((p: { region: string | null }) => p.region === 'local'), 'the ping log names the region');
+    assert.equal((await fetch(`${agent.pingUrl}/heartbeat/00000000-0000-4000-8000-000000000000`)).status, 404);
   });
 
   it('stops checking a paused monitor', async () => {

@@ -52,7 +52,7 @@ export async function runServer(opts: {
       checkKey = cp.keys.checkCredentials;
     }
     if (opts.agentRegion) {
-      const agent = await startAgent({ config, nc, log, region: opts.agentRegion, port: config.AGENT_PORT, host: config.HOST, metrics, ...(checkKey ? { checkKey } : {}) });
+      const agent = await startAgent({ config, nc, log, region: opts.agentRegion, port: config.AGENT_PORT, pingPort: config.PING_PORT, host: config.HOST, metrics, ...(checkKey ? { checkKey } : {}) });
       stops.push(agent.stop);
     }
     if (url) process.stdout.write(`\nuptime is running: API and dashboard at ${url}\n\n`);

@@ -15,6 +15,16 @@ export async function recordEvent(tx: Db, event: Omit<DomainEvent, 'id'> & { id?
   return full;
 }
 
+/** Records many events with one statement (a batch of transitions), in the transaction of their changes. */
+export async function recordEvents(tx: Db, events: readonly (Omit<DomainEvent, 'id'> & { id?: string })[]): Promise<DomainEvent[]> {
+  if (events.length === 0) return [];
+  const full = events.map((e) => DomainEvent.parse({ ...e, id: e.id ?? randomUUID() }));
+  await tx`
+    insert into outbox_events (id, project_id, kind, payload)
+    select (e->>'id')::uuid, (e->>'project_id')::uuid, e->>'kind', e from jsonb_array_elements(${tx.json(full as never)}) as e`;
+  return full;
+}
+
 export interface OutboxPublisher {
   /** Publishes these events now (after their transaction committed). */
   publish(events: readonly DomainEvent[]): Promise<void>;
@@ -36,14 +46,26 @@ export function createOutboxPublisher(opts: { sql: Sql; nc: NatsConnection; name
   };
   const publish = async (events: readonly DomainEvent[]) => {
     const done: string[] = [];
+    // The events of one subject go out in order; different subjects' at once (a burst of
+    // heartbeat misses would otherwise wait for one ack after another).
+    const bySubject = new Map<string, DomainEvent[]>();
     for (const e of events) {
-      try {
-        await publishOne(e);
-        done.push(e.id);
-      } catch (err) {
-        log.warn({ err, eventId: e.id }, 'event not published yet; the relay will retry');
-      }
+      const list = bySubject.get(e.subject.id);
+      if (list) list.push(e);
+      else bySubject.set(e.subject.id, [e]);
     }
+    await Promise.all(
+      [...bySubject.values()].map(async (list) => {
+        for (const e of list) {
+          try {
+            await publishOne(e);
+            done.push(e.id);
+          } catch (err) {
+            log.warn({ err, eventId: e.id }, 'event not published yet; the relay will retry');
+          }
+        }
+      }),
+    );
     if (done.length > 0) await opts.sql`update outbox_events set published_at = now() where id = any(${opts.sql.array(done)}::uuid[])`;
   };
   const relay = async () => {

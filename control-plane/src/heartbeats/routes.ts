@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { principalOf } from '../auth/bearer.ts';
-import type { ApiContext, App } from '../http/context.ts';
+import type { App } from '../http/context.ts';
 import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../http/envelopes.ts';
 import { listEnvelope, PageQuery, pageMeta } from '../http/pagination.ts';
 import { IdParams } from '../http/params.ts';
 import { Heartbeat, HeartbeatCreateBody, HeartbeatListQuery, HeartbeatUpdateBody } from './schemas.ts';
 import * as service from './service.ts';
 
-export function heartbeatRoutes(app: App, ctx: ApiContext): void {
+export function heartbeatRoutes(app: App, ctx: service.HeartbeatContext): void {
   const tags = ['Heartbeats'];
 
   app.get(

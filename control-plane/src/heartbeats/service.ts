@@ -1,38 +1,18 @@
+import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import { requireProject, type Principal } from '../auth/bearer.ts';
 import { AppError, notFound } from '../errors.ts';
+import { recordEvent, type OutboxPublisher } from '../events/outbox.ts';
 import type { ApiContext } from '../http/context.ts';
 import type { PageQuery } from '../http/pagination.ts';
 import { formatTimestamp } from '../http/time.ts';
+import { heartbeatEvent } from './events.ts';
+import { keepOrSet, stateOf, toIso } from './record.ts';
 import * as repo from './repo.ts';
 import type { Heartbeat, HeartbeatCreateBody, HeartbeatUpdateBody } from './schemas.ts';
-import { initialState, nextState, type ConfigChanges, type HeartbeatState } from './state.ts';
+import { initialState, nextState, type ConfigChanges } from './state.ts';
 
-const toDate = (pg: string | null): Date | null => (pg === null ? null : new Date(formatTimestamp(pg)));
-const toIso = (d: Date | null): string | null => d && d.toISOString();
-
-export function stateOf(r: repo.HeartbeatRecord): HeartbeatState {
-  return {
-    status: r.status,
-    next_ping_at: toDate(r.next_ping_at),
-    last_ping_at: toDate(r.last_ping_at),
-    last_ping_kind: r.last_ping_kind,
-    started_at: toDate(r.started_at),
-    down_since: toDate(r.down_since),
-    grace_period: r.grace_period,
-    cron_schedule: r.cron_schedule,
-    timezone: r.timezone,
-    period: r.period,
-    active: r.active,
-  };
-}
-
-/**
- * A timestamp to write: the stored text when the rules left the instant as it was (Date keeps
- * milliseconds only, the column keeps microseconds), else the new instant.
- */
-function keepOrSet(stored: string | null, before: Date | null, after: Date | null): string | null {
-  return before?.getTime() === after?.getTime() ? stored : toIso(after);
-}
+/** The API's context, and where the events a PATCH causes are published after it commits. */
+export type HeartbeatContext = ApiContext & { outbox: Pick<OutboxPublisher, 'publish'> };
 
 /**
  * Reads show the persisted state advanced to now by the rules (a tick), so a heartbeat past its
@@ -127,10 +107,11 @@ export async function createHeartbeat(ctx: ApiContext, p: Principal, body: Heart
 /**
  * PATCH: the fields sent change, through the heartbeat rules (state.ts, `config`), so a new
  * schedule recomputes next_ping_at from now and a pause reads paused, as the deadline actor
- * would have it.
+ * would have it. Transitions the change causes at once are events, published after commit;
+ * the deadline actor hears of the change (trigger, NOTIFY) and re-arms.
  */
-export async function updateHeartbeat(ctx: ApiContext, p: Principal, id: string, body: HeartbeatUpdateBody): Promise<Heartbeat> {
-  await ctx.sql.begin(async (tx) => {
+export async function updateHeartbeat(ctx: HeartbeatContext, p: Principal, id: string, body: HeartbeatUpdateBody): Promise<Heartbeat> {
+  const events = await ctx.sql.begin(async (tx) => {
     const current = await repo.lockHeartbeat(tx, id, [...p.projectIds]);
     if (!current) throw notFound();
     await checkIntegrations(tx, current.project_id, body.integration_ids);
@@ -143,7 +124,7 @@ export async function updateHeartbeat(ctx: ApiContext, p: Principal, id: string,
       next_ping_at: body.next_ping_at == null ? body.next_ping_at : new Date(body.next_ping_at),
     };
     const before = stateOf(current);
-    const { state } = nextState(before, { type: 'config', changes }, ctx.now());
+    const { state, effects } = nextState(before, { type: 'config', changes }, ctx.now());
     await repo.updateHeartbeat(
       tx,
       id,
@@ -161,7 +142,13 @@ export async function updateHeartbeat(ctx: ApiContext, p: Principal, id: string,
       },
       body.integration_ids,
     );
+    // The row lock claims the transition: a deadline actor waits for it, then finds the state
+    // already moved, so what this change raised (late, down) is written once, here.
+    const recorded: DomainEvent[] = [];
+    for (const e of effects.events) recorded.push(await recordEvent(tx, heartbeatEvent(current, e, before, state)));
+    return recorded;
   });
+  if (events.length > 0) await ctx.outbox.publish(events);
   return getHeartbeat(ctx, p, id);
 }
 

@@ -8,10 +8,13 @@ import type { Sql } from '../db/sql.ts';
 import type { Role } from '../roles.ts';
 import { deriveKeys, masterKey } from './keys.ts';
 import { startAssigner } from '../assign/assigner.ts';
+import type { Clock } from '../deadline/clock.ts';
+import { startDeadline } from '../deadline/role.ts';
 import { createOutboxPublisher } from '../events/outbox.ts';
 import { ingestLag, startIngest } from '../ingest/consumer.ts';
 import { createMetrics, type Metrics } from '../../../shared/src/metrics.ts';
 import { startRetention } from '../ingest/retention.ts';
+import { startNotifyRole, type NotifyTuning } from '../notify/role.ts';
 
 export interface ControlPlaneOptions {
   config: Config;
@@ -23,6 +26,10 @@ export interface ControlPlaneOptions {
   port?: number;
   /** The process's metrics registry (shared with an agent in the same process). */
   metrics?: Metrics;
+  /** Test seam: the clock of the heartbeat rules and deadlines; the system clock when left out. */
+  clock?: Clock;
+  /** Knobs of the notify role (tests shorten its back-off and lease). */
+  notify?: NotifyTuning;
 }
 
 export interface RunningControlPlane {
@@ -66,9 +73,27 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       const retention = startRetention({ sql: opts.sql, log, days: config.RESULTS_RETENTION_DAYS });
       stops.push(async () => retention.stop());
     }
+    if (opts.roles.includes('deadline')) {
+      const deadline = await startDeadline({
+        sql: opts.sql,
+        nc: opts.nc,
+        names,
+        log,
+        outbox: outbox!,
+        partitions: config.PING_PARTITIONS,
+        replicas: config.NATS_REPLICAS,
+        ...(opts.clock ? { clock: opts.clock } : {}),
+      });
+      stops.push(deadline.stop);
+    }
+    if (opts.roles.includes('notify')) {
+      const notify = await startNotifyRole({ sql: opts.sql, nc: opts.nc, names, log, config, keys, ...opts.notify });
+      stops.push(notify.stop);
+    }
 
     if (opts.roles.includes('api')) {
-      app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log, keys, metrics });
+      const clock = opts.clock;
+      app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log, keys, metrics, ...(outbox ? { outbox } : {}), ...(clock ? { now: () => new Date(clock.now()) } : {}) });
       await app.listen({ port: opts.port ?? config.PORT, host: config.HOST });
       const addr = app.server.address();
       const port = addr && typeof addr === 'object' ? addr.port : config.PORT;

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { AgentPresence } from './agent.ts';
 import { DomainEvent } from './events.ts';
 import { Assignment, CheckResult } from './monitoring.ts';
+import { Notification, NotifyJob } from './notify.ts';
+import { HeartbeatEntry, LeaseHolder, Ping } from './pings.ts';
 
 interface Entry {
   title: string;
@@ -43,6 +45,32 @@ export const documented: Entry[] = [
     schema: DomainEvent,
   },
   {
+    title: 'PINGS: heartbeat pings',
+    where: `stream \`${ns}_PINGS\`, subject \`${ns}.pings.<partition>.<heartbeat_id>\` (partition = first 32 bits of md5(id) mod \`PING_PARTITIONS\`), limits retention (7 days)`,
+    body: [
+      'Published by every ping edge (the control plane and each probe agent\'s `PING_PORT`) before it answers `200 OK`,',
+      'with `Nats-Msg-Id` = `id`. Each partition is read by one deadline process at a time through the durable consumer',
+      '`deadline-<partition>`; a process takes partitions with leases in KV `leases`.',
+    ].join('\n'),
+    schema: Ping,
+  },
+  {
+    title: 'NOTIFY: deliveries to integrations',
+    where: `stream \`${ns}_NOTIFY\` (work queue), subject \`${ns}.notify.<integration_type>\``,
+    body: [
+      'One message per delivery of one event to one integration, with `Nats-Msg-Id` = `delivery_id`. The message only',
+      'names the delivery: its content, attempts and outcome live in Postgres, so no secret or message text crosses NATS.',
+      'Retried with exponential back-off; dead-lettered after `NOTIFY_MAX_ATTEMPTS`.',
+    ].join('\n'),
+    schema: NotifyJob,
+  },
+  {
+    title: 'Webhook body: what a webhook integration receives',
+    where: 'HTTP POST to the integration\'s URL, headers `Idempotency-Key` (the delivery id), `X-Uptime-Timestamp` and, with a secret, `X-Uptime-Signature: sha256=<hex HMAC of "<timestamp>.<body>">`',
+    body: 'Not a NATS message, but a public contract built from the same events.',
+    schema: Notification,
+  },
+  {
     title: 'KV assignments: what each region checks',
     where: `bucket \`${ns}_assignments\`, key \`<region>.<monitor_id>\``,
     body: [
@@ -57,6 +85,18 @@ export const documented: Entry[] = [
     where: `bucket \`${ns}_agents\`, key \`<region>.<agent_id>\`, bucket TTL 15 s`,
     body: 'Each probe agent refreshes its key every 5 s and deletes it when it stops. The live agents of a region share its monitors by rendezvous hashing.',
     schema: AgentPresence,
+  },
+  {
+    title: 'KV heartbeats: ids a ping edge accepts',
+    where: `bucket \`${ns}_heartbeats\`, key \`<heartbeat_id>\``,
+    body: 'Kept from Postgres by the deadline process holding the heartbeat\'s partition, so a regional edge answers 404 for unknown ids without Postgres.',
+    schema: HeartbeatEntry,
+  },
+  {
+    title: 'KV leases: who owns which partition',
+    where: `bucket \`${ns}_leases\`, keys \`deadline.<partition>\` and \`deadline-members.<n>\`, bucket TTL 10 s`,
+    body: 'Taken with create, renewed every 3 s by revision (compare-and-set); a process that cannot renew stops working on the partition at once.',
+    schema: LeaseHolder,
   },
 ];
 

@@ -1,0 +1,164 @@
+/**
+ * One actor per heartbeat: its inputs wait in its own queue and it takes one step at a time.
+ * Steps of different actors run together in batches (one transaction each, see steps.ts), up to
+ * `concurrency` batches at once; while a batch runs, the next one fills, so a burst of pings or
+ * of expiring deadlines costs a few transactions, not one per heartbeat.
+ *
+ * A step takes the actor's oldest ping, if any; every step re-reads the heartbeat and applies the
+ * clock, so pending ticks and change notices are folded into it (`changed` also asks the step to
+ * refresh the KV projection).
+ */
+export interface Step<P> {
+  id: string;
+  ping: P | undefined;
+  changed: boolean;
+}
+
+/**
+ * What a finished batch leaves behind: its slot is free at once, but its actors stay busy until
+ * `after` settles (their events are being published), so one heartbeat's events go out in order.
+ */
+export interface BatchDone {
+  after: Promise<unknown>;
+}
+
+export interface ActorsOptions<P> {
+  /** Runs one step of each of several actors; must settle every ping it is given. */
+  run(steps: Step<P>[]): Promise<BatchDone | void>;
+  batchSize: number;
+  concurrency: number;
+  onError(err: unknown): void;
+}
+
+export interface Actors<P> {
+  ping(id: string, ping: P): void;
+  tick(id: string): void;
+  changed(id: string): void;
+  /**
+   * Forgets the queued work of the actors `pred` selects and returns their queued pings (the
+   * caller hands them back to the stream); `settled` resolves once their steps in flight ended.
+   */
+  drop(pred: (id: string) => boolean): { pings: P[]; settled: Promise<void> };
+  /** Resolves when no step runs and none waits. */
+  idle(): Promise<void>;
+  stats(): { actors: number; queuedPings: number; batches: number; steps: number };
+}
+
+interface Actor<P> {
+  pings: P[];
+  tick: boolean;
+  changed: boolean;
+  busy: boolean;
+}
+
+export function createActors<P>(opts: ActorsOptions<P>): Actors<P> {
+  const actors = new Map<string, Actor<P>>();
+  // Actors with work that are not busy, in arrival order.
+  const ready = new Set<string>();
+  let running = 0;
+  let busy = 0;
+  let pumpQueued = false;
+  let waiters: { done: () => boolean; resolve: () => void }[] = [];
+  const counters = { batches: 0, steps: 0 };
+
+  const hasWork = (a: Actor<P>) => a.pings.length > 0 || a.tick || a.changed;
+
+  const actor = (id: string) => {
+    let a = actors.get(id);
+    if (!a) {
+      a = { pings: [], tick: false, changed: false, busy: false };
+      actors.set(id, a);
+    }
+    return a;
+  };
+
+  const wake = () => {
+    waiters = waiters.filter((w) => (w.done() ? (w.resolve(), false) : true));
+  };
+
+  const pump = () => {
+    pumpQueued = false;
+    while (running < opts.concurrency && ready.size > 0) {
+      const steps: Step<P>[] = [];
+      for (const id of ready) {
+        if (steps.length >= opts.batchSize) break;
+        ready.delete(id);
+        const a = actors.get(id)!;
+        a.busy = true;
+        busy++;
+        steps.push({ id, ping: a.pings.shift(), changed: a.changed });
+        a.tick = false;
+        a.changed = false;
+      }
+      running++;
+      counters.batches++;
+      counters.steps += steps.length;
+      const release = () => {
+        for (const s of steps) {
+          busy--;
+          const a = actors.get(s.id);
+          if (!a) continue;
+          a.busy = false;
+          if (hasWork(a)) ready.add(s.id);
+          else actors.delete(s.id);
+        }
+        pump();
+        wake();
+      };
+      void opts.run(steps).then(
+        (done) => {
+          running--;
+          pump();
+          void (done?.after ?? Promise.resolve()).catch(opts.onError).finally(release);
+        },
+        (err: unknown) => {
+          running--;
+          opts.onError(err);
+          release();
+        },
+      );
+    }
+  };
+  const pumpSoon = () => {
+    if (pumpQueued) return;
+    pumpQueued = true;
+    queueMicrotask(pump);
+  };
+
+  const enqueue = (id: string, change: (a: Actor<P>) => void) => {
+    const a = actor(id);
+    change(a);
+    if (!a.busy) ready.add(id);
+    pumpSoon();
+  };
+
+  return {
+    ping: (id, ping) => enqueue(id, (a) => a.pings.push(ping)),
+    tick: (id) => enqueue(id, (a) => (a.tick = true)),
+    changed: (id) => enqueue(id, (a) => (a.changed = true)),
+    drop(pred) {
+      const pings: P[] = [];
+      for (const [id, a] of actors) {
+        if (!pred(id)) continue;
+        pings.push(...a.pings);
+        a.pings = [];
+        a.tick = false;
+        a.changed = false;
+        ready.delete(id);
+        if (!a.busy) actors.delete(id);
+      }
+      const done = () => ![...actors].some(([id, a]) => a.busy && pred(id));
+      const settled = done() ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ done, resolve }));
+      return { pings, settled };
+    },
+    idle() {
+      const done = () => running === 0 && busy === 0 && ready.size === 0;
+      return done() ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ done, resolve }));
+    },
+    stats() {
+      let queuedPings = 0;
+      for (const a of actors.values()) queuedPings += a.pings.length;
+      return { actors: actors.size, queuedPings, ...counters };
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import type { Db, Sql } from '../db/sql.ts';
+import type { HeartbeatRecord } from '../heartbeats/repo.ts';
+import type { StateColumns } from '../heartbeats/record.ts';
+
+/** Every heartbeat of these partitions; the expression is pingPartition's (shared/src/pings/partition.ts). */
+export function loadPartitions(sql: Sql, partitions: number, which: readonly number[]) {
+  return sql<HeartbeatRecord[]>`
+    select * from heartbeats h
+    where (('x' || left(md5(h.id::text), 8))::bit(32)::bigint % ${partitions}) = any(${sql.array([...which])}::int[])`;
+}
+
+/** The rows, locked until the transaction ends, in id order so two lockers never deadlock. */
+export function lockHeartbeats(tx: Db, ids: readonly string[]) {
+  return tx<HeartbeatRecord[]>`
+    select * from heartbeats where id = any(${tx.array([...ids])}::uuid[]) order by id for update`;
+}
+
+/** Writes transitions; updated_at stays, so the change trigger does not fire for our own writes. */
+export async function writeStates(tx: Db, rows: readonly (StateColumns & { id: string })[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = <K extends keyof StateColumns | 'id'>(k: K) => tx.array(rows.map((r) => r[k]) as string[]);
+  await tx`
+    update heartbeats h set status = v.status, next_ping_at = v.next_ping_at, last_ping_at = v.last_ping_at,
+      last_ping_kind = v.last_ping_kind, started_at = v.started_at, down_since = v.down_since
+    from unnest(${col('id')}::uuid[], ${col('status')}::text[], ${col('next_ping_at')}::timestamptz[],
+      ${col('last_ping_at')}::timestamptz[], ${col('last_ping_kind')}::text[], ${col('started_at')}::timestamptz[],
+      ${col('down_since')}::timestamptz[])
+      as v(id, status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since)
+    where h.id = v.id`;
+}

@@ -1,0 +1,137 @@
+import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import type { Ping } from '../../../shared/src/contracts/pings.ts';
+import type { Logger } from '../../../shared/src/logger.ts';
+import type { Sql } from '../db/sql.ts';
+import type { OutboxPublisher } from '../events/outbox.ts';
+import type { BatchDone, Step } from './actors.ts';
+import type { Clock } from './clock.ts';
+import type { Deliveries } from './deliveries.ts';
+import type { HeartbeatsProjection } from './projection.ts';
+import { runSteps, type StepOutcome } from './steps.ts';
+import type { DeadlineTimers } from './timers.ts';
+
+/** A ping waiting for its actor: its stream sequence (to answer every delivery) and the stream's timestamp. */
+export interface Delivery {
+  seq: number;
+  ping: Ping;
+  at: Date;
+}
+
+/** A ping whose step failed this often is terminated (and logged) rather than retried forever. */
+const MAX_PING_ATTEMPTS = 20;
+const MAX_PUBLISHING = 16;
+
+export interface RunnerOptions {
+  sql: Sql;
+  clock: Clock;
+  log: Logger;
+  outbox: Pick<OutboxPublisher, 'publish'>;
+  projection: HeartbeatsProjection;
+  timers: Pick<DeadlineTimers, 'set'>;
+  deliveries: Deliveries;
+  /** Whether this process holds the heartbeat's partition now. */
+  owns(id: string): boolean;
+  /** Runs the heartbeat's step again a little later (a failure). */
+  retry(id: string, changed: boolean): void;
+}
+
+export interface Runner {
+  run(steps: Step<Delivery>[]): Promise<BatchDone | void>;
+  /** Resolves when every publish in flight has settled. */
+  drained(): Promise<void>;
+  stats(): { pings: number; duplicates: number; events: number; failures: number };
+}
+
+/**
+ * Runs the actors' batches: the transaction (steps.ts), then, once it committed, the answers to
+ * the stream, the deadlines, the KV projection and the events.
+ */
+export function createRunner(opts: RunnerOptions): Runner {
+  const { log, deliveries } = opts;
+  const counters = { pings: 0, duplicates: 0, events: 0, failures: 0 };
+
+  const failed = (step: Step<Delivery>, err: unknown) => {
+    counters.failures++;
+    opts.retry(step.id, step.changed);
+    if (!step.ping) {
+      log.warn({ err, heartbeatId: step.id }, 'heartbeat step failed; retrying');
+      return;
+    }
+    const attempts = deliveries.attempts(step.ping.seq);
+    if (attempts >= MAX_PING_ATTEMPTS) {
+      log.error({ err, heartbeatId: step.id, pingId: step.ping.ping.id, attempts }, 'ping dropped: it failed on every attempt');
+      deliveries.settle(step.ping.seq, (m) => m.term());
+    } else {
+      log.warn({ err, heartbeatId: step.id, attempts }, 'ping not applied; the stream delivers it again');
+      deliveries.settle(step.ping.seq, (m) => m.nak(Math.min(30_000, 250 * 2 ** attempts)));
+    }
+  };
+
+  const finish = async (step: Step<Delivery>, o: StepOutcome) => {
+    if (step.ping) {
+      deliveries.settle(step.ping.seq, (m) => m.ack());
+      counters.pings++;
+      if (o.duplicate) counters.duplicates++;
+    }
+    if (!opts.owns(o.id)) {
+      // Given back while the step ran: the next holder arms it and keeps its key.
+      opts.timers.set(o.id, null);
+      return;
+    }
+    opts.timers.set(o.id, o.deadline ? o.deadline.getTime() : null);
+    if (o.projectId === null && (step.changed || step.ping)) await opts.projection.remove(o.id);
+    else if (o.projectId !== null && step.changed) await opts.projection.put(o.id, o.projectId);
+  };
+
+  // Publishing waits for acks: it must not hold a batch slot, or a burst of misses would be
+  // stored only as fast as NATS answers (the batch's actors wait for it, keeping their events
+  // in order). Bounded, so a slow NATS slows the batches down rather than piling up.
+  const publishing = new Set<Promise<void>>();
+  const publish = async (events: DomainEvent[]): Promise<BatchDone> => {
+    if (events.length === 0) return { after: Promise.resolve() };
+    while (publishing.size >= MAX_PUBLISHING) await Promise.race(publishing);
+    const done: Promise<void> = opts.outbox
+      .publish(events)
+      .catch((err: unknown) => log.warn({ err }, 'events left to the outbox relay'))
+      .finally(() => publishing.delete(done));
+    publishing.add(done);
+    return { after: done };
+  };
+
+  const run = async (steps: Step<Delivery>[]): Promise<BatchDone | void> => {
+    let outcomes: StepOutcome[];
+    try {
+      const inputs = steps.map((s) => ({ id: s.id, ...(s.ping ? { ping: { ping: s.ping.ping, at: s.ping.at } } : {}) }));
+      outcomes = await runSteps(opts.sql, inputs, new Date(opts.clock.now()));
+    } catch (err) {
+      if (steps.length === 1) return failed(steps[0]!, err);
+      // Usually the database is away; but one bad step must not hold back the others.
+      log.warn({ err, steps: steps.length }, 'batch failed; retrying its steps one by one');
+      const after: Promise<unknown>[] = [];
+      for (const s of steps) {
+        const done = await run([s]);
+        if (done) after.push(done.after);
+      }
+      return { after: Promise.all(after) };
+    }
+    await Promise.all(
+      outcomes.map((o, i) =>
+        finish(steps[i]!, o).catch((err: unknown) => {
+          log.warn({ err, heartbeatId: o.id }, 'heartbeats projection not updated; retrying');
+          opts.retry(o.id, true);
+        }),
+      ),
+    );
+    const events = outcomes.flatMap((o) => o.events);
+    counters.events += events.length;
+    return publish(events);
+  };
+
+  return {
+    run,
+    drained: async () => {
+      await Promise.all(publishing);
+    },
+    stats: () => ({ ...counters }),
+  };
+}

@@ -1,0 +1,13 @@
+import type { Principal } from '../auth/bearer.ts';
+import type { HeartbeatContext } from '../heartbeats/service.ts';
+
+/** What a tool runs with: the API's context and the MCP token's principal (same tenancy as REST). */
+export interface ToolContext {
+  ctx: HeartbeatContext;
+  principal: Principal;
+}
+
+export const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
+export const creates = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
+export const toggles = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+export const overwrites = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } as const;

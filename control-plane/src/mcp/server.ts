@@ -1,0 +1,22 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { version } from '../../../shared/src/version.ts';
+import type { ToolContext } from './context.ts';
+import { heartbeatTools } from './tools/heartbeats.ts';
+import { monitorTools } from './tools/monitors.ts';
+import { statusTools } from './tools/status.ts';
+import { triggerTools } from './tools/triggers.ts';
+
+const instructions = `Tools of an uptime monitoring service. Monitors check HTTP URLs from several regions
+(status 0 pending, 1 up, 2 down, 3 paused); heartbeats watch cron jobs that call a ping URL;
+triggers send a message through integrations (Slack, email, webhooks...).
+Everything belongs to a project: call list_projects first when you need a project_id.`;
+
+/** One server per request (stateless): its tools act as the MCP token's user. */
+export function buildMcpServer(t: ToolContext): McpServer {
+  const server = new McpServer({ name: 'uptime', title: 'uptime', version }, { instructions });
+  statusTools(server, t);
+  monitorTools(server, t);
+  heartbeatTools(server, t);
+  triggerTools(server, t);
+  return server;
+}

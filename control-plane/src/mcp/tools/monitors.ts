@@ -1,0 +1,105 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { MAX_PER_PAGE } from '../../http/pagination.ts';
+import { listIncidents, listResults } from '../../monitors/history.ts';
+import { MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from '../../monitors/schemas.ts';
+import * as monitors from '../../monitors/service.ts';
+import { creates, overwrites, readOnly, toggles, type ToolContext } from '../context.ts';
+import { run } from '../result.ts';
+
+const Id = z.object({ id: z.uuid().describe('The monitor id.') });
+export const Paging = {
+  page: z.number().int().min(1).default(1),
+  per_page: z.number().int().min(1).max(MAX_PER_PAGE).default(25),
+};
+const limit = z.number().int().min(1).max(MAX_PER_PAGE).default(20).describe('How many, newest first.');
+
+/** Monitor tools: the REST API's verbs, through the same services and schemas. */
+export function monitorTools(server: McpServer, t: ToolContext): void {
+  const { ctx, principal } = t;
+
+  server.registerTool(
+    'list_monitors',
+    {
+      title: 'List monitors',
+      description: 'Lists HTTP monitors of one project, or of all your projects, with status (0 pending, 1 up, 2 down, 3 paused), uptime and last check.',
+      inputSchema: MonitorListQuery.extend(Paging),
+      annotations: readOnly,
+    },
+    async (args) =>
+      run(async () => {
+        const { items, total } = await monitors.listMonitors(ctx, principal, args.project_id, args);
+        return { data: items, meta: { current_page: args.page, per_page: args.per_page, total } };
+      }),
+  );
+
+  server.registerTool(
+    'get_monitor',
+    { title: 'Get a monitor', description: 'One monitor with its settings, status, uptime and incident figures.', inputSchema: Id, annotations: readOnly },
+    async ({ id }) => run(() => monitors.getMonitor(ctx, principal, id)),
+  );
+
+  server.registerTool(
+    'create_monitor',
+    {
+      title: 'Create a monitor',
+      description: 'Creates an HTTP monitor in a project (same fields as POST /monitors; _method is the HTTP method, default GET).',
+      inputSchema: MonitorCreateBody,
+      annotations: creates,
+    },
+    async (body) => run(() => monitors.createMonitor(ctx, principal, body)),
+  );
+
+  server.registerTool(
+    'update_monitor',
+    {
+      title: 'Update a monitor',
+      description: 'Changes the fields given in `changes` (same fields as PUT /monitors/{id}); fields left out are kept.',
+      inputSchema: Id.extend({ changes: MonitorUpdateBody }),
+      annotations: overwrites,
+    },
+    async ({ id, changes }) => run(() => monitors.updateMonitor(ctx, principal, id, changes)),
+  );
+
+  server.registerTool(
+    'pause_monitor',
+    { title: 'Pause a monitor', description: 'Stops checks and alerts of a monitor until it is resumed.', inputSchema: Id, annotations: toggles },
+    async ({ id }) => run(() => monitors.updateMonitor(ctx, principal, id, { active: false })),
+  );
+
+  server.registerTool(
+    'resume_monitor',
+    { title: 'Resume a monitor', description: 'Starts checking a paused monitor again.', inputSchema: Id, annotations: toggles },
+    async ({ id }) => run(() => monitors.updateMonitor(ctx, principal, id, { active: true })),
+  );
+
+  server.registerTool(
+    'monitor_results',
+    {
+      title: 'Recent check results',
+      description: 'The latest checks of a monitor, newest first: region, status code, timing phases in ms, error.',
+      inputSchema: Id.extend(ResultsQuery.shape).extend({ limit }),
+      annotations: readOnly,
+    },
+    async ({ id, region, limit: n }) =>
+      run(async () => {
+        await monitors.getMonitor(ctx, principal, id);
+        return (await listResults(ctx.sql, id, region, { page: 1, per_page: n })).items;
+      }),
+  );
+
+  server.registerTool(
+    'monitor_incidents',
+    {
+      title: 'Incidents of a monitor',
+      description: 'Down periods of a monitor, newest first, with duration in seconds, cause and regions; ended_at is null while ongoing.',
+      inputSchema: Id.extend({ limit }),
+      annotations: readOnly,
+    },
+    async ({ id, limit: n }) =>
+      run(async () => {
+        await monitors.getMonitor(ctx, principal, id);
+        return (await listIncidents(ctx.sql, id, { page: 1, per_page: n }, ctx.now())).items;
+      }),
+  );
+}

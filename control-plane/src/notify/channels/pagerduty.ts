@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import type { Notification } from '../../../../shared/src/contracts/notify.ts';
+import { render } from '../content.ts';
+import { httpUrl, type ChannelSpec } from './types.ts';
+
+const PagerDutyConfig = z.strictObject({
+  routing_key: z.string().regex(/^[A-Za-z0-9]{20,64}$/, 'A routing key is the 32-character integration key of an Events API v2 integration.').describe('Write-only.'),
+  events_url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
+  severity: z.enum(['critical', 'error', 'warning', 'info']).default('critical').describe('Severity of the incidents opened.'),
+});
+
+/**
+ * One PagerDuty incident per monitor incident (per heartbeat down period): the down event opens
+ * it, the up event resolves it with the same key. Anything else opens an incident of its own.
+ */
+export function dedupKey(n: Notification): string {
+  const incident = typeof n.data.incident_id === 'string' ? `:${n.data.incident_id}` : '';
+  if (n.subject.type === 'monitor') return `uptime:monitor:${n.subject.id}${incident}`;
+  if (n.subject.type === 'heartbeat') return `uptime:heartbeat:${n.subject.id}`;
+  return `uptime:event:${n.id}`;
+}
+
+export function pagerDutyEvent(n: Notification, routingKey: string, severity: string) {
+  const r = render(n);
+  if (r.tone === 'up') return { routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey(n) };
+  return {
+    routing_key: routingKey,
+    event_action: 'trigger',
+    dedup_key: dedupKey(n),
+    client: 'uptime',
+    payload: {
+      summary: r.text.slice(0, 1024),
+      source: typeof n.data.url === 'string' ? n.data.url : n.subject.name,
+      severity: n.event === 'integration.test' ? 'info' : severity,
+      timestamp: n.occurred_at,
+      component: n.subject.name,
+      group: n.project.name,
+      class: n.event,
+      custom_details: { message: n.message, ...Object.fromEntries(r.fields.map((f) => [f.label, f.value])) },
+    },
+    ...(r.link ? { links: [{ href: r.link, text: n.subject.name }] } : {}),
+  };
+}
+
+export const pagerduty: ChannelSpec<typeof PagerDutyConfig> = {
+  type: 'pagerduty',
+  config: PagerDutyConfig,
+  secrets: ['routing_key'],
+  create: ({ http }) => ({
+    async send({ notification, config }) {
+      await http.post(config.events_url, { json: pagerDutyEvent(notification, config.routing_key, config.severity) });
+    },
+  }),
+};

@@ -1,0 +1,104 @@
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import type { IntegrationType } from '../../../shared/src/contracts/notify.ts';
+import type { Sql } from '../db/sql.ts';
+import { alertKinds, notificationFromEvent } from './content.ts';
+import { enqueue, type QueueDeps } from './queue.ts';
+import { insertDeliveries, projectName, recipientsOf } from './repo.ts';
+
+export const EVENTS_CONSUMER = 'notify';
+
+/** A durable created for the first time replays this much of EVENTS, not its whole 30 days. */
+const FIRST_START_LOOKBACK_MS = 60 * 60_000;
+
+/**
+ * Turns one monitor or heartbeat event into its deliveries, in one transaction. The unique
+ * (event, integration) pair makes a replayed event a no-op. Returns what to queue.
+ */
+export async function deliveriesForEvent(sql: Sql, e: DomainEvent) {
+  return sql.begin(async (tx) => {
+    const name = await projectName(tx, e.project_id);
+    if (name === undefined) return [];
+    const recipients = await recipientsOf(tx, e.project_id, e.subject);
+    const payload = notificationFromEvent(e, { id: e.project_id, name });
+    const inserted = await insertDeliveries(
+      tx,
+      recipients.map((r) => ({ event_id: e.id, integration_id: r.id, project_id: e.project_id, trigger_id: null, kind: e.kind, payload })),
+    );
+    const typeOf = new Map<string, IntegrationType>(recipients.map((r) => [r.id, r.type]));
+    return inserted.map((d) => ({ id: d.id, integration_id: d.integration_id, type: typeOf.get(d.integration_id)! }));
+  });
+}
+
+/**
+ * The notify role's reader of EVENTS: a durable consumer shared by every notify process. An
+ * event is acknowledged after its deliveries are committed; their NOTIFY messages follow.
+ */
+export async function startEventsConsumer(deps: QueueDeps & { now: () => Date }): Promise<{ stop(): Promise<void> }> {
+  const log = deps.log.child({ component: 'notify-events' });
+  const jsm = await jetstreamManager(deps.nc);
+  await jsm.consumers
+    .add(deps.names.streams.events, {
+      durable_name: EVENTS_CONSUMER,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: new Date(deps.now().getTime() - FIRST_START_LOOKBACK_MS).toISOString(),
+      ack_wait: nanos(30_000),
+      max_deliver: -1,
+      max_ack_pending: 1_000,
+    })
+    .catch(async (err: unknown) => {
+      if (!(await jsm.consumers.info(deps.names.streams.events, EVENTS_CONSUMER).catch(() => undefined))) throw err;
+    });
+  const consumer = await jetstream(deps.nc).consumers.get(deps.names.streams.events, EVENTS_CONSUMER);
+
+  const handle = async (msg: JsMsg) => {
+    let event: DomainEvent;
+    try {
+      event = DomainEvent.parse(msg.json());
+    } catch {
+      log.warn({ subject: msg.subject, seq: msg.seq }, 'invalid event terminated');
+      msg.term();
+      return;
+    }
+    if (!alertKinds.has(event.kind)) {
+      msg.ack();
+      return;
+    }
+    try {
+      const jobs = await deliveriesForEvent(deps.sql, event);
+      msg.ack();
+      if (jobs.length > 0) log.info({ eventId: event.id, kind: event.kind, deliveries: jobs.length }, 'event dispatched');
+      await enqueue(deps, jobs);
+    } catch (err) {
+      log.error({ err, eventId: event.id }, 'event not dispatched; redelivering later');
+      msg.nak(5_000);
+    }
+  };
+
+  let stopped = false;
+  // The pull in progress, ended by stop() so that stopping does not wait out its expiry.
+  let pulling: ConsumerMessages | undefined;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const iter = await consumer.fetch({ max_messages: 100, expires: 1_000 });
+        pulling = iter;
+        for await (const m of iter) await handle(m);
+      } catch (err) {
+        if (stopped) break;
+        log.warn({ err }, 'fetching events failed; retrying');
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      pulling?.stop();
+      await loop;
+    },
+  };
+}

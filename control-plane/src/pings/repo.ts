@@ -1,0 +1,87 @@
+import type { Ping } from '../../../shared/src/contracts/pings.ts';
+import type { Db, Sql } from '../db/sql.ts';
+import { offsetOf, type PageQuery } from '../http/pagination.ts';
+
+/** Pings kept per heartbeat; older ones are trimmed as new ones arrive. */
+export const PING_LOG_SIZE = 100;
+
+/** A heartbeat_pings row; received_at is Postgres text (microseconds kept). */
+export interface PingRecord {
+  kind: Ping['kind'];
+  exit_code: number | null;
+  received_at: string;
+  region: string | null;
+  source: string;
+  method: Ping['method'];
+  user_agent: string | null;
+  body: string;
+  body_size: number;
+}
+
+export async function heartbeatExists(sql: Sql, id: string): Promise<boolean> {
+  const rows = await sql`select 1 from heartbeats where id = ${id}`;
+  return rows.length > 0;
+}
+
+export async function heartbeatVisible(sql: Sql, id: string, projectIds: readonly string[]): Promise<boolean> {
+  const rows = await sql`select 1 from heartbeats where id = ${id} and project_id = any(${sql.array([...projectIds])}::uuid[])`;
+  return rows.length > 0;
+}
+
+/** Newest first. */
+export async function listPings(sql: Sql, heartbeatId: string, page: PageQuery): Promise<{ rows: PingRecord[]; total: number }> {
+  const rows = await sql<(PingRecord & { total: number })[]>`
+    select kind, exit_code, received_at, region, source, method, user_agent, body, body_size, count(*) over ()::int as total
+    from heartbeat_pings where heartbeat_id = ${heartbeatId}
+    order by received_at desc, id desc
+    limit ${page.per_page} offset ${offsetOf(page)}`;
+  // An empty first page means no pings; past the end, the total needs a query of its own.
+  const total =
+    rows[0]?.total ??
+    (page.page === 1 ? 0 : (await sql<{ n: number }[]>`select count(*)::int as n from heartbeat_pings where heartbeat_id = ${heartbeatId}`)[0]!.n);
+  return { rows, total };
+}
+
+// Pings may come from any publisher on the stream: Postgres text cannot hold NUL.
+const clean = <T extends string | null>(s: T): T => (s === null ? s : (s.replace(/\u0000/g, '\uFFFD') as T));
+
+/**
+ * Logs pings of heartbeats that exist (the caller holds their rows locked). Returns the ids of
+ * the pings logged now: a ping whose id is already there was seen before and must change nothing.
+ */
+export async function insertPings(tx: Db, pings: readonly Ping[]): Promise<Set<string>> {
+  if (pings.length === 0) return new Set();
+  const rows = pings.map((p) => ({
+    heartbeat_id: p.heartbeat_id,
+    ping_id: p.id,
+    kind: p.kind,
+    exit_code: p.exit_code,
+    received_at: p.received_at,
+    region: clean(p.region),
+    source: clean(p.source),
+    method: p.method,
+    user_agent: clean(p.user_agent),
+    body: clean(p.body),
+    body_size: p.body_size,
+  }));
+  const inserted = await tx<{ ping_id: string }[]>`
+    insert into heartbeat_pings ${tx(rows)} on conflict (ping_id) do nothing returning ping_id`;
+  return new Set(inserted.map((r) => r.ping_id));
+}
+
+/** Keeps the newest `keep` pings of each of these heartbeats. */
+export async function trimPings(tx: Db, heartbeatIds: readonly string[], keep = PING_LOG_SIZE): Promise<void> {
+  if (heartbeatIds.length === 0) return;
+  await tx`
+    delete from heartbeat_pings p
+    using (
+      select c.heartbeat_id, c.received_at, c.id
+      from unnest(${tx.array([...heartbeatIds])}::uuid[]) as h(id)
+      cross join lateral (
+        select q.heartbeat_id, q.received_at, q.id from heartbeat_pings q
+        where q.heartbeat_id = h.id
+        order by q.received_at desc, q.id desc
+        offset ${keep} limit 1) c
+    ) cut
+    where p.heartbeat_id = cut.heartbeat_id and (p.received_at, p.id) <= (cut.received_at, cut.id)`;
+}

@@ -1,0 +1,87 @@
+// The dashboard's only script. Pages work without it; it adds live regions, copy buttons,
+// confirmations and the project switcher's auto-submit. Served by us, no inline code (strict CSP).
+(function () {
+  'use strict';
+
+  // Live regions: <div data-live="/app/monitors?fragment=1" data-live-every="5000"> is refreshed
+  // with the fragment the server renders, while the tab is visible.
+  function startLive(el) {
+    var url = el.getAttribute('data-live');
+    var every = Number(el.getAttribute('data-live-every')) || 5000;
+    var busy = false;
+    var last = null;
+    function tick() {
+      if (busy || document.visibilityState !== 'visible') return;
+      busy = true;
+      fetch(url, { credentials: 'same-origin', headers: { accept: 'text/html' }, redirect: 'manual' })
+        .then(function (res) {
+          if (res.status !== 200) throw new Error('status ' + res.status);
+          return res.text();
+        })
+        .then(function (text) {
+          if (text !== last) {
+            last = text;
+            el.innerHTML = text;
+            el.setAttribute('data-live-updated', String(Date.now()));
+          }
+        })
+        .catch(function () {})
+        .then(function () { busy = false; });
+    }
+    setInterval(tick, every);
+    document.addEventListener('visibilitychange', tick);
+  }
+
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    var area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.className = 'sr-only';
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand('copy'); } finally { document.body.removeChild(area); }
+    return Promise.resolve();
+  }
+
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest ? event.target.closest('[data-copy]') : null;
+    if (!button) return;
+    event.preventDefault();
+    var label = button.textContent;
+    copyText(button.getAttribute('data-copy')).then(
+      function () { button.textContent = 'Copied'; button.setAttribute('data-copied', 'true'); },
+      function () { button.textContent = 'Press Ctrl+C'; }
+    );
+    setTimeout(function () { button.textContent = label; }, 1600);
+  });
+
+  document.addEventListener('submit', function (event) {
+    var form = event.target;
+    var question = form.getAttribute && form.getAttribute('data-confirm');
+    if (question && !window.confirm(question)) event.preventDefault();
+  }, true);
+
+  document.addEventListener('change', function (event) {
+    var el = event.target;
+    if (el.hasAttribute && el.hasAttribute('data-autosubmit') && el.form) el.form.requestSubmit ? el.form.requestSubmit() : el.form.submit();
+    if (el.name === 'schedule_kind') showSchedule(el.form);
+  });
+
+  // The heartbeat form shows the fields of the schedule kind chosen.
+  function showSchedule(form) {
+    if (!form) return;
+    var chosen = form.querySelector('[name="schedule_kind"]:checked');
+    var kind = chosen ? chosen.value : 'cron';
+    form.querySelectorAll('[data-schedule]').forEach(function (el) {
+      el.hidden = el.getAttribute('data-schedule') !== kind;
+    });
+  }
+
+  document.querySelectorAll('[data-live]').forEach(startLive);
+  document.querySelectorAll('form').forEach(function (f) { if (f.querySelector('[name="schedule_kind"]')) showSchedule(f); });
+  document.querySelectorAll('[data-autosubmit]').forEach(function (el) {
+    var fallback = el.form && el.form.querySelector('.js-hide');
+    if (fallback) fallback.hidden = true;
+  });
+})();

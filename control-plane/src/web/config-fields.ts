@@ -1,0 +1,88 @@
+import type { z } from 'zod';
+import type { IntegrationType } from '../../../shared/src/contracts/notify.ts';
+import { channelSpecs } from '../notify/channels/index.ts';
+import type { Form } from './context.ts';
+
+/**
+ * Form fields for an integration type, read off its channel's settings schema, so a new
+ * channel (or a new setting) shows up on the dashboard without a template of its own.
+ */
+export interface ConfigField {
+  name: string;
+  kind: 'text' | 'secret' | 'select' | 'list' | 'lines';
+  required: boolean;
+  help: string | undefined;
+  options: string[];
+  placeholder: string;
+}
+
+type Def = { type: string; innerType?: z.ZodType; in?: z.ZodType; defaultValue?: unknown; entries?: Record<string, string> };
+const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
+
+function unwrap(schema: z.ZodType): { base: z.ZodType; optional: boolean; fallback: unknown } {
+  let s = schema;
+  let optional = false;
+  let fallback: unknown;
+  for (;;) {
+    const def = defOf(s);
+    if (def.type === 'optional') optional = true;
+    else if (def.type === 'default') {
+      optional = true;
+      fallback = typeof def.defaultValue === 'function' ? (def.defaultValue as () => unknown)() : def.defaultValue;
+    } else if (def.type !== 'pipe') return { base: s, optional, fallback };
+    s = (def.innerType ?? def.in)!;
+  }
+}
+
+export function configFields(type: IntegrationType): ConfigField[] {
+  const spec = channelSpecs[type];
+  const secrets = new Set(spec.secrets);
+  return Object.entries(spec.config.shape as Record<string, z.ZodType>).map(([name, schema]) => {
+    const { base, optional, fallback } = unwrap(schema);
+    const def = defOf(base);
+    const kind: ConfigField['kind'] =
+      def.type === 'array' ? 'list' : def.type === 'record' ? 'lines' : def.type === 'enum' ? 'select' : secrets.has(name) ? 'secret' : 'text';
+    return {
+      name,
+      kind,
+      required: !optional,
+      help: schema.description ?? base.description,
+      options: def.type === 'enum' ? Object.values(def.entries ?? {}) : [],
+      placeholder: fallback === undefined ? '' : String(fallback),
+    };
+  });
+}
+
+/** The settings a form carries (`config.<name>`), as the integration API takes them; empty fields are left out. */
+export function readConfig(type: IntegrationType, form: Form): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of configFields(type)) {
+    const raw = form[`config.${f.name}`];
+    const value = (Array.isArray(raw) ? raw.at(-1) : raw)?.trim() ?? '';
+    if (value === '') continue;
+    if (f.kind === 'list') out[f.name] = value.split(/[\s,]+/).filter(Boolean);
+    else if (f.kind === 'lines') {
+      out[f.name] = Object.fromEntries(
+        value
+          .split(/\r?\n/)
+          .filter((l) => l.trim())
+          .map((l) => {
+            const i = l.indexOf(':');
+            return i < 0 ? [l.trim(), ''] : [l.slice(0, i).trim(), l.slice(i + 1).trim()];
+          }),
+      );
+    } else out[f.name] = value;
+  }
+  return out;
+}
+
+export const typeLabels: Record<IntegrationType, string> = {
+  webhook: 'Webhook',
+  slack: 'Slack',
+  discord: 'Discord',
+  teams: 'Microsoft Teams',
+  telegram: 'Telegram',
+  email: 'Email',
+  pagerduty: 'PagerDuty',
+  ntfy: 'ntfy',
+};

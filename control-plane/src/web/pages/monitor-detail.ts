@@ -1,0 +1,150 @@
+import type { App } from '../../http/context.ts';
+import { relativeTime } from '../../http/time.ts';
+import { listIncidents, listResults } from '../../monitors/history.ts';
+import type { Monitor } from '../../monitors/schemas.ts';
+import * as monitors from '../../monitors/service.ts';
+import { badgeSlug } from '../badges-repo.ts';
+import { chartRanges, responseSeries, type ChartRange } from '../chart-data.ts';
+import { phaseBar, phaseLegend, responseChart } from '../charts.ts';
+import { formatDuration, formatMs, formatUptime, monitorPill, postButton, timeTag } from '../components.ts';
+import { idParam, queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
+import { html, type Html } from '../html.ts';
+import { pageHead } from '../layout.ts';
+import { pageContext, render } from '../page.ts';
+import { setFlash } from '../sessions.ts';
+import { urls } from '../urls.ts';
+import { badgeCard } from './badges.ts';
+import { codesText } from './monitor-form.ts';
+
+type Results = Awaited<ReturnType<typeof listResults>>['items'];
+type Incidents = Awaited<ReturnType<typeof listIncidents>>['items'];
+
+function rangeOf(value: string | undefined): ChartRange {
+  return value && value in chartRanges ? (value as ChartRange) : '24h';
+}
+
+function checksTable(results: Results, now: Date): Html {
+  if (results.length === 0) return html`<div class="empty"><p>No checks yet. The first one runs within the monitor's interval once a probe agent is connected.</p></div>`;
+  const scale = Math.max(...results.map((r) => r.timings.total));
+  return html`<div class="table-wrap"><table>
+    <thead><tr><th>When</th><th>Region</th><th>Result</th><th class="hide-sm">Phases</th><th class="num">Total</th></tr></thead>
+    <tbody>${results.map(
+      (r) => html`<tr>
+        <td class="nowrap">${timeTag(r.checked_at, relativeTime(new Date(r.checked_at), now))}</td>
+        <td><span class="tag">${r.region}</span></td>
+        <td>${r.ok ? html`<span class="pill up">${r.status_code ?? 'OK'}</span>` : html`<span class="pill down">${r.status_code ?? r.error?.class ?? 'failed'}</span>`}
+          ${r.error ? html`<div class="error-text">${r.error.message || r.error.class}</div>` : ''}
+          ${r.attempts > 1 ? html`<div class="faint">confirmed by a re-check</div>` : ''}</td>
+        <td class="hide-sm">${phaseBar(r.timings, scale)}</td>
+        <td class="num">${formatMs(r.timings.total)}</td>
+      </tr>`,
+    )}</tbody>
+  </table></div>`;
+}
+
+function incidentsTable(items: Incidents, now: Date): Html {
+  if (items.length === 0) return html`<div class="empty"><p>No incidents. May it stay that way.</p></div>`;
+  return html`<div class="table-wrap"><table>
+    <thead><tr><th>Started</th><th>Duration</th><th>Cause</th><th class="hide-sm">Regions</th></tr></thead>
+    <tbody>${items.map(
+      (i) => html`<tr>
+        <td class="nowrap">${timeTag(i.started_at, relativeTime(new Date(i.started_at), now))}</td>
+        <td class="nowrap">${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}</td>
+        <td>${i.cause || html`<span class="faint">–</span>`}</td>
+        <td class="hide-sm">${i.regions.map((r) => html`<span class="tag">${r}</span> `)}</td>
+      </tr>`,
+    )}</tbody>
+  </table></div>`;
+}
+
+function live(m: Monitor, range: ChartRange, chart: Html, results: Results, incidents: Incidents, now: Date): Html {
+  const latest = results.find((r) => r.ok);
+  return html`<div class="stats">
+      <div class="stat"><div class="label">Status</div><div class="value">${monitorPill(m.status, true)}</div></div>
+      <div class="stat"><div class="label">Uptime 30d</div><div class="value">${formatUptime(m.uptime)}</div></div>
+      <div class="stat"><div class="label">Latest response</div><div class="value">${latest ? formatMs(latest.timings.total) : '–'}</div></div>
+      <div class="stat"><div class="label">Last checked</div><div class="value text" data-testid="last-checked">${m.last_checked}</div></div>
+      <div class="stat"><div class="label">Incidents</div><div class="value">${m.incidents_count}</div></div>
+    </div>
+    <div class="card">
+      <div class="card-head"><h2>Response time</h2>
+        <nav class="range-tabs" aria-label="Range">${(Object.keys(chartRanges) as ChartRange[]).map(
+          (r) => html`<a href="?range=${r}"${r === range ? html` aria-current="true"` : ''}>${r}</a>`,
+        )}</nav>
+      </div>
+      <div class="card-body">${chart}</div>
+    </div>
+    <div class="card"><div class="card-head"><h2>Recent checks</h2>${phaseLegend}</div>${checksTable(results, now)}</div>
+    <div class="card"><div class="card-head"><h2>Incidents</h2></div>${incidentsTable(incidents, now)}</div>`;
+}
+
+function details(m: Monitor): Html {
+  return html`<div class="card"><div class="card-head"><h2>Settings</h2></div><div class="card-body"><dl class="facts">
+    <dt>Method</dt><dd>${m.method}</dd>
+    <dt>Accepted codes</dt><dd>${codesText(m.valid_http_codes)}</dd>
+    <dt>Interval</dt><dd>every ${formatDuration(m.interval)}</dd>
+    <dt>Timeout</dt><dd>${m.timeout} s</dd>
+    <dt>Regions</dt><dd>${m.regions ? m.regions.join(', ') : 'every region with a live agent'}</dd>
+    <dt>Redirects</dt><dd>${m.follow_redirects ? 'followed' : 'not followed'}</dd>
+    <dt>Basic auth</dt><dd>${m.basic_auth_username ? html`as <code>${m.basic_auth_username}</code>` : 'none'}</dd>
+    <dt>Monitor id</dt><dd><code>${m.id}</code></dd>
+  </dl></div></div>`;
+}
+
+export function monitorDetailRoutes(app: App, deps: WebDeps): void {
+  const { ctx } = deps;
+
+  app.get(`${urls.monitors}/:id`, async (req, reply) => {
+    const id = idParam(req);
+    const principal = sessionOf(req).principal;
+    const monitor = await monitors.getMonitor(ctx, principal, id);
+    const now = ctx.now();
+    const range = rangeOf(queryText(req, 'range'));
+    const [{ series, from, to }, results, incidents] = await Promise.all([
+      responseSeries(ctx.sql, id, range, now),
+      listResults(ctx.sql, id, undefined, { page: 1, per_page: 20 }),
+      listIncidents(ctx.sql, id, { page: 1, per_page: 10 }, now),
+    ]);
+    const body = live(monitor, range, responseChart(series, from, to), results.items, incidents.items, now);
+    if (queryText(req, 'fragment')) return sendHtml(reply, body);
+
+    const pc = await pageContext(req, deps, monitor.name, 'monitors');
+    const csrf = pc.session.csrfToken;
+    const base = urls.monitor(id);
+    const actions = html`<a class="btn" href="${base}/edit">Edit</a>
+      ${monitor.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
+      ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the monitor “${monitor.name}” and its history?` })}`;
+    const slug = await badgeSlug(ctx.sql, { monitorId: id });
+    return sendHtml(
+      reply,
+      render(
+        pc,
+        html`${pageHead(monitor.name, {
+          sub: html`<span class="tag">${monitor.method}</span> <a href="${monitor.url}" rel="noopener noreferrer" target="_blank">${monitor.url}</a>`,
+          actions,
+        })}
+        <div data-live="${base}?fragment=1&amp;range=${range}" data-live-every="5000">${body}</div>
+        <div class="two-col">${details(monitor)}${badgeCard(deps, csrf, base, slug)}</div>`,
+      ),
+    );
+  });
+
+  const setActive = (active: boolean) => async (req: Parameters<typeof idParam>[0], reply: import('fastify').FastifyReply) => {
+    const id = idParam(req);
+    const session = sessionOf(req);
+    const m = await monitors.updateMonitor(ctx, session.principal, id, { active });
+    await setFlash(ctx.sql, session.id, active ? `“${m.name}” resumed: checks start again.` : `“${m.name}” paused: no checks and no alerts until you resume it.`);
+    return reply.redirect(urls.monitor(id), 303);
+  };
+  app.post(`${urls.monitors}/:id/pause`, setActive(false));
+  app.post(`${urls.monitors}/:id/resume`, setActive(true));
+
+  app.post(`${urls.monitors}/:id/delete`, async (req, reply) => {
+    const id = idParam(req);
+    const session = sessionOf(req);
+    const m = await monitors.getMonitor(ctx, session.principal, id);
+    await monitors.deleteMonitor(ctx, session.principal, id);
+    await setFlash(ctx.sql, session.id, `Monitor “${m.name}” deleted.`);
+    return reply.redirect(urls.monitors, 303);
+  });
+}

@@ -1,0 +1,241 @@
+import { HttpMethod } from '../../../../shared/src/contracts/monitoring.ts';
+import { AppError } from '../../errors.ts';
+import type { App } from '../../http/context.ts';
+import { zodIssuesToErrors } from '../../http/error-handler.ts';
+import { validationMessage } from '../../http/validation.ts';
+import { MonitorCreateBody, MonitorUpdateBody, defaultValidHttpCodes, type Monitor } from '../../monitors/schemas.ts';
+import * as monitors from '../../monitors/service.ts';
+import type { Integration } from '../../integrations/schemas.ts';
+import { chosenIntegrations, integrationChoices, projectIntegrations } from '../integration-choices.ts';
+import { checkbox, csrfInput, field, formErrorSummary, selectField } from '../components.ts';
+import { formOf, idParam, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
+import { html, type Html } from '../html.ts';
+import { pageHead } from '../layout.ts';
+import { noProject, pageContext, render, type PageContext } from '../page.ts';
+import { setFlash } from '../sessions.ts';
+import { urls } from '../urls.ts';
+
+/** "200-299, 301" for [200, ..., 299, 301]: the codes as ranges, the way people write them. */
+export function codesText(codes: readonly number[]): string {
+  const sorted = [...new Set(codes)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
+/** The inverse of codesText; undefined when the text is not a list of codes and ranges. */
+export function parseCodes(input: string): number[] | undefined {
+  const codes: number[] = [];
+  for (const part of input.split(/[\s,]+/).filter(Boolean)) {
+    const m = /^(\d{3})(?:-(\d{3}))?$/.exec(part);
+    if (!m) return undefined;
+    const from = Number(m[1]);
+    const to = Number(m[2] ?? m[1]);
+    if (to < from) return undefined;
+    for (let c = from; c <= to; c++) codes.push(c);
+  }
+  return codes;
+}
+
+const intervals: [string, string][] = [
+  ['30', 'Every 30 seconds'],
+  ['60', 'Every minute'],
+  ['120', 'Every 2 minutes'],
+  ['300', 'Every 5 minutes'],
+  ['600', 'Every 10 minutes'],
+  ['1800', 'Every 30 minutes'],
+  ['3600', 'Every hour'],
+];
+
+interface Values {
+  name: string;
+  url: string;
+  method: string;
+  codes: string;
+  interval: string;
+  timeout: string;
+  regions: string;
+  username: string;
+  followRedirects: boolean;
+  hasPassword: boolean;
+  integrationIds: string[];
+}
+
+function valuesOf(m: Monitor | undefined): Values {
+  return {
+    name: m?.name ?? '',
+    url: m?.url ?? '',
+    method: m?.method ?? 'GET',
+    codes: codesText(m?.valid_http_codes ?? defaultValidHttpCodes),
+    interval: String(m?.interval ?? 60),
+    timeout: m ? String(m.timeout) : '',
+    regions: m?.regions?.join(', ') ?? '',
+    username: m?.basic_auth_username ?? '',
+    followRedirects: m?.follow_redirects ?? true,
+    hasPassword: false,
+    integrationIds: m?.integration_ids ?? [],
+  };
+}
+
+function formValues(form: Form, hasPassword: boolean): Values {
+  return {
+    name: text(form, 'name'),
+    url: text(form, 'url'),
+    method: text(form, '_method'),
+    codes: text(form, 'valid_http_codes'),
+    interval: text(form, 'interval'),
+    timeout: text(form, 'timeout'),
+    regions: text(form, 'regions'),
+    username: text(form, 'basic_auth_username'),
+    followRedirects: text(form, 'follow_redirects') === 'on',
+    hasPassword,
+    integrationIds: chosenIntegrations(form),
+  };
+}
+
+const known = ['integration_ids', 'name', 'url', '_method', 'valid_http_codes', 'interval', 'timeout', 'regions', 'basic_auth_username', 'basic_auth_password'];
+
+function monitorForm(pc: PageContext, opts: { action: string; values: Values; errors?: Record<string, string[]>; editing: boolean; integrations: readonly Integration[] }): Html {
+  const v = opts.values;
+  const e = opts.errors;
+  const intervalOptions = intervals.some(([s]) => s === v.interval) || !v.interval ? intervals : [...intervals, [v.interval, `Every ${v.interval} seconds`] as [string, string]];
+  return html`<form method="post" action="${opts.action}" class="form" novalidate>
+    ${csrfInput(pc.session.csrfToken)}
+    ${formErrorSummary(e, known)}
+    ${field({ name: 'name', label: 'Name', value: v.name, required: true, placeholder: 'Home page', errors: e, autofocus: !opts.editing })}
+    ${field({ name: 'url', label: 'URL', type: 'url', value: v.url, required: true, placeholder: 'https://example.com/health', errors: e })}
+    <div class="form-row">
+      ${selectField({ name: '_method', label: 'Method', value: v.method, options: HttpMethod.options.map((m) => [m, m] as const), errors: e })}
+      ${field({ name: 'valid_http_codes', label: 'Accepted status codes', value: v.codes, errors: e, help: 'Codes and ranges, such as 200-299, 301.' })}
+    </div>
+    <div class="form-row">
+      ${selectField({ name: 'interval', label: 'Check', value: v.interval, options: intervalOptions, errors: e })}
+      ${field({ name: 'timeout', label: 'Timeout (seconds)', type: 'number', value: v.timeout, min: 1, max: 60, errors: e, help: 'Default 10, never above the interval.' })}
+    </div>
+    ${field({ name: 'regions', label: 'Regions', value: v.regions, errors: e, errorPrefix: 'regions', placeholder: 'All regions', help: 'Comma-separated, such as eu-west, us-east. Empty: every region with a live agent.' })}
+    <fieldset>
+      <legend>Basic authentication (optional)</legend>
+      <div class="form-row">
+        ${field({ name: 'basic_auth_username', label: 'Username', value: v.username, autocomplete: 'off', errors: e })}
+        ${field({
+          name: 'basic_auth_password',
+          label: 'Password',
+          type: 'password',
+          autocomplete: 'new-password',
+          errors: e,
+          help: opts.editing ? 'Leave empty to keep the stored password.' : 'Stored encrypted; never shown again.',
+        })}
+      </div>
+      ${opts.editing ? checkbox({ name: 'clear_password', label: 'Remove the stored password', checked: false }) : ''}
+    </fieldset>
+    ${checkbox({ name: 'follow_redirects', label: 'Follow redirects (up to 5)', checked: v.followRedirects })}
+    ${integrationChoices(opts.integrations, v.integrationIds)}
+    <div class="actions">
+      <button type="submit" class="btn btn-primary">${opts.editing ? 'Save changes' : 'Create monitor'}</button>
+      <a class="btn" href="${opts.editing ? opts.action.replace(/\/edit$/, '') : urls.monitors}">Cancel</a>
+    </div>
+  </form>`;
+}
+
+/** The form's fields as the REST API's body: the same schema validates both. */
+function bodyOf(form: Form, editing: boolean): { body: Record<string, unknown>; errors: Record<string, string[]> } {
+  const errors: Record<string, string[]> = {};
+  const codes = parseCodes(text(form, 'valid_http_codes'));
+  if (!codes) errors.valid_http_codes = ['Use codes and ranges such as 200-299, 301.'];
+  const regions = text(form, 'regions').split(/[\s,]+/).filter(Boolean);
+  const timeout = text(form, 'timeout');
+  const password = typeof form.basic_auth_password === 'string' ? form.basic_auth_password : '';
+  const body: Record<string, unknown> = {
+    name: text(form, 'name'),
+    url: text(form, 'url'),
+    _method: text(form, '_method') || 'GET',
+    valid_http_codes: codes ?? [],
+    interval: Number(text(form, 'interval') || '60'),
+    regions: regions.length > 0 ? regions : null,
+    basic_auth_username: text(form, 'basic_auth_username') || null,
+    follow_redirects: text(form, 'follow_redirects') === 'on',
+    integration_ids: chosenIntegrations(form),
+  };
+  if (timeout !== '') body.timeout = /^\d+$/.test(timeout) ? Number(timeout) : timeout;
+  if (editing && text(form, 'clear_password') === 'on') body.basic_auth_password = null;
+  else if (password) body.basic_auth_password = password;
+  return { body, errors };
+}
+
+export function monitorFormRoutes(app: App, deps: WebDeps): void {
+  const { ctx } = deps;
+
+  app.get(urls.newMonitor, async (req, reply) => {
+    const pc = await pageContext(req, deps, 'New monitor', 'monitors');
+    if (!pc.project) return sendHtml(reply, noProject(pc));
+    const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
+    return sendHtml(
+      reply,
+      render(pc, html`${pageHead('New monitor', { sub: html`In <strong>${pc.project.name}</strong>` })}<div class="card"><div class="card-body">${monitorForm(pc, { action: urls.monitors, values: valuesOf(undefined), editing: false, integrations: choices })}</div></div>`),
+    );
+  });
+
+  app.post(urls.monitors, async (req, reply) => {
+    const pc = await pageContext(req, deps, 'New monitor', 'monitors');
+    if (!pc.project) return sendHtml(reply, noProject(pc));
+    const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
+    const form = formOf(req);
+    const { body, errors } = bodyOf(form, false);
+    const again = (errs: Record<string, string[]>) =>
+      sendHtml(reply, render(pc, html`${pageHead('New monitor')}<div class="card"><div class="card-body">${monitorForm(pc, { action: urls.monitors, values: formValues(form, false), errors: errs, editing: false, integrations: choices })}</div></div>`), 422);
+    const parsed = MonitorCreateBody.safeParse({ ...body, project_id: pc.project.id }, { error: validationMessage });
+    if (!parsed.success || Object.keys(errors).length > 0) {
+      return again({ ...(parsed.success ? {} : zodIssuesToErrors(parsed.error.issues)), ...errors });
+    }
+    try {
+      const monitor = await monitors.createMonitor(ctx, sessionOf(req).principal, parsed.data);
+      await setFlash(ctx.sql, pc.session.id, `Monitor “${monitor.name}” created. The first check runs within its interval.`);
+      return reply.redirect(urls.monitor(monitor.id), 303);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
+      throw err;
+    }
+  });
+
+  app.get(`${urls.monitors}/:id/edit`, async (req, reply) => {
+    const id = idParam(req);
+    const pc = await pageContext(req, deps, 'Edit monitor', 'monitors');
+    const monitor = await monitors.getMonitor(ctx, sessionOf(req).principal, id);
+    const choices = await projectIntegrations(deps, pc.session.principal, monitor.project_id);
+    const action = `${urls.monitor(id)}/edit`;
+    return sendHtml(
+      reply,
+      render(pc, html`${pageHead(html`Edit ${monitor.name}`)}<div class="card"><div class="card-body">${monitorForm(pc, { action, values: valuesOf(monitor), editing: true, integrations: choices })}</div></div>`),
+    );
+  });
+
+  app.post(`${urls.monitors}/:id/edit`, async (req, reply) => {
+    const id = idParam(req);
+    const pc = await pageContext(req, deps, 'Edit monitor', 'monitors');
+    const principal = sessionOf(req).principal;
+    const monitor = await monitors.getMonitor(ctx, principal, id);
+    const choices = await projectIntegrations(deps, principal, monitor.project_id);
+    const form = formOf(req);
+    const { body, errors } = bodyOf(form, true);
+    const action = `${urls.monitor(id)}/edit`;
+    const again = (errs: Record<string, string[]>) =>
+      sendHtml(reply, render(pc, html`${pageHead(html`Edit ${monitor.name}`)}<div class="card"><div class="card-body">${monitorForm(pc, { action, values: formValues(form, false), errors: errs, editing: true, integrations: choices })}</div></div>`), 422);
+    const parsed = MonitorUpdateBody.safeParse(body, { error: validationMessage });
+    if (!parsed.success || Object.keys(errors).length > 0) {
+      return again({ ...(parsed.success ? {} : zodIssuesToErrors(parsed.error.issues)), ...errors });
+    }
+    try {
+      const updated = await monitors.updateMonitor(ctx, principal, id, parsed.data);
+      await setFlash(ctx.sql, pc.session.id, `Monitor “${updated.name}” saved.`);
+      return reply.redirect(urls.monitor(id), 303);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
+      throw err;
+    }
+  });
+}

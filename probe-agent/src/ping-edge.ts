@@ -1,0 +1,47 @@
+import Fastify, { type FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../shared/src/config.ts'
+import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts'
+import type { Logger } from '../../shared/src/logger.ts'
+import { instrumentHttp, type Metrics } from '../../shared/src/metrics.ts'
+import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts'
+import { registerPingEdge } from '../../shared/src/pings/edge.ts'
+import { openBucket } from '../../shared/src/provision.ts'
+import type { Names } from '../../shared/src/subjects.ts'
+
+export interface PingEdge {
+  /** Where the region's heartbeat ping URLs answer. */
+  url: string
+  stop(): Promise<void>
+}
+
+/**
+ * The regional ping edge: heartbeat ping URLs served next to the agent, checked against KV
+ * `heartbeats` and published straight into PINGS, so a region's cron jobs report without a
+ * round trip to the control plane's region (and without Postgres).
+ */
+export async function startPingEdge(opts: {
+  config: Config
+  nc: NatsConnection
+  names: Names
+  region: string
+  log: Logger
+  metrics: Metrics
+  port: number
+  host: string
+}): Promise<PingEdge> {
+  const app = Fastify({ loggerInstance: opts.log.child({ component: 'ping-edge' }) as FastifyBaseLogger, logController: quietProbeLogs(), bodyLimit: 1024 * 1024 })
+  healthRoutes(app, { nats: () => natsAlive(opts.nc) })
+  instrumentHttp(app, opts.metrics, 'ping-edge')
+  await registerPingEdge(app, {
+    nc: opts.nc,
+    names: opts.names,
+    region: opts.region,
+    partitions: opts.config.PING_PARTITIONS,
+    heartbeats: await openBucket(opts.nc, opts.names, 'heartbeats', { replicas: opts.config.NATS_REPLICAS }),
+  })
+  await app.listen({ port: opts.port, host: opts.host })
+  const addr = app.server.address()
+  const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${addr && typeof addr === 'object' ? addr.port : opts.port}`
+  opts.log.info({ url }, 'ping edge listening')
+  return { url, stop: () => app.close() }
+}

@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { apiClient } from '../harness/api.ts';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { markChecked, seedIncident, seedResults } from '../web/seed.ts';
+
+async function connect(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'uptime-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** The JSON a tool answered with (tools answer one text item holding JSON). */
+function json(result: Awaited<ReturnType<Client['callTool']>>): any {
+  const content = result.content as { type: string; text: string }[];
+  assert.equal(content[0]?.type, 'text');
+  return JSON.parse(content[0]!.text);
+}
+
+describe('the MCP endpoint', () => {
+  let cp: TestControlPlane;
+  let account: TestAccount;
+  let other: TestAccount;
+  let client: Client;
+
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api'] });
+    [account, other] = await Promise.all([createAccount(cp.db.sql), createAccount(cp.db.sql)]);
+    client = await connect(cp.url, account.mcpToken);
+  });
+  after(async () => {
+    await client?.close();
+    await cp.stop();
+  });
+
+  it('lists its tools with input schemas and read or write annotations', async () => {
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const reads = ['list_projects', 'project_status', 'list_monitors', 'get_monitor', 'monitor_results', 'monitor_incidents', 'list_heartbeats', 'get_heartbeat', 'list_triggers'];
+    const writes = ['create_monitor', 'update_monitor', 'pause_monitor', 'resume_monitor', 'create_heartbeat', 'fire_trigger'];
+    assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes].sort());
+    for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
+    for (const name of writes) assert.equal(byName.get(name)!.annotations?.readOnlyHint, false, name);
+    assert.equal(byName.get('update_monitor')!.annotations?.destructiveHint, true);
+    assert.equal(byName.get('create_monitor')!.annotations?.destructiveHint, false);
+    assert.equal(byName.get('fire_trigger')!.annotations?.openWorldHint, true);
+
+    // The REST API's schemas: the same fields, bounds and defaults.
+    const create = byName.get('create_monitor')!.inputSchema as any;
+    assert.deepEqual([...create.required].sort(), ['name', 'project_id', 'url']);
+    assert.equal(create.properties.name.maxLength, 255);
+    assert.deepEqual(create.properties._method.enum, ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
+    assert.equal(create.properties.valid_http_codes.items.minimum, 100);
+    const heartbeat = byName.get('create_heartbeat')!.inputSchema as any;
+    assert.equal(heartbeat.properties.grace_period.minimum, 60);
+    assert.equal(heartbeat.properties.grace_period.maximum, 86400);
+  });
+
+  it('creates, reads, updates, pauses and resumes a monitor, as the REST API sees it', async () => {
+    const created = json(await client.callTool({ name: 'create_monitor', arguments: { name: 'Home', url: 'https://example.com', project_id: account.project_id } }));
+    assert.equal(created.name, 'Home');
+    assert.equal(created.method, 'GET');
+    assert.equal(created.status, 0);
+
+    const rest = apiClient(cp.url, account.token);
+    assert.equal((await rest('GET', `/monitors/${created.id}`)).body.data.name, 'Home');
+
+    const got = json(await client.callTool({ name: 'get_monitor', arguments: { id: created.id } }));
+    assert.equal(got.id, created.id);
+
+    const updated = json(await client.callTool({ name: 'update_monitor', arguments: { id: created.id, changes: { name: 'Home page', interval: 120 } } }));
+    assert.equal(updated.name, 'Home page');
+    assert.equal(updated.interval, 120);
+    assert.equal(updated.url, 'https://example.com', 'fields left out are kept');
+
+    const paused = json(await client.callTool({ name: 'pause_monitor', arguments: { id: created.id } }));
+    assert.equal(paused.active, false);
+    assert.equal(paused.status, 3);
+    assert.equal((await rest('GET', `/monitors/${created.id}`)).body.data.active, false);
+    const resumed = json(await client.callTool({ name: 'resume_monitor', arguments: { id: created.id } }));
+    assert.equal(resumed.active, true);
+
+    const list = json(await client.callTool({ name: 'list_monitors', arguments: { project_id: account.project_id } }));
+    assert.deepEqual(list.data.map((m: { id: string }) => m.id), [created.id]);
+    assert.equal(list.meta.total, 1);
+  });
+
+  it('reports recent results and incidents of a monitor', async () => {
+    const m = json(await client.callTool({ name: 'create_monitor', arguments: { name: 'API', url: 'https://api.example.com', project_id: account.project_id } }));
+    await seedResults(cp.db.sql, m.id, { hours: 1, stepMinutes: 5, failEvery: 4 });
+    await seedIncident(cp.db.sql, m.id, new Date(Date.now() - 600_000), null);
+    const results = json(await client.callTool({ name: 'monitor_results', arguments: { id: m.id, limit: 5 } }));
+    assert.equal(results.length, 5);
+    assert.ok(results.every((r: { timings: { total: number } }) => typeof r.timings.total === 'number'));
+    const east = json(await client.callTool({ name: 'monitor_results', arguments: { id: m.id, region: 'us-east', limit: 50 } }));
+    assert.ok(east.length > 0 && east.every((r: { region: string }) => r.region === 'us-east'));
+    const incidents = json(await client.callTool({ name: 'monitor_incidents', arguments: { id: m.id } }));
+    assert.equal(incidents.length, 1);
+    assert.equal(incidents[0].ended_at, null);
+  });
+
+  it('lists, reads and creates heartbeats', async () => {
+    const created = json(
+      await client.callTool({ name: 'create_heartbeat', arguments: { name: 'Backup', project_id: account.project_id, cron_schedule: '0 3 * * *', grace_period: 600 } }),
+    );
+    assert.equal(created.status, 'new');
+    assert.equal(created.ping_url, `${cp.config.PING_BASE_URL}/heartbeat/${created.id}`);
+    const got = json(await client.callTool({ name: 'get_heartbeat', arguments: { id: created.id } }));
+    assert.equal(got.cron_schedule, '0 3 * * *');
+    const list = json(await client.callTool({ name: 'list_heartbeats', arguments: {} }));
+    assert.ok(list.data.some((h: { id: string }) => h.id === created.id));
+  });
+
+  it('summarises the status of a project', async () => {
+    const down = json(await client.callTool({ name: 'create_monitor', arguments: { name: 'Shop', url: 'https://shop.example.com', project_id: account.project_id } }));
+    await markChecked(cp.db.sql, down.id, 2);
+    await seedIncident(cp.db.sql, down.id, new Date(Date.now() - 60_000), null, 'status 502');
+    const projects = json(await client.callTool({ name: 'list_projects', arguments: {} }));
+    assert.deepEqual(projects.map((p: { id: string }) => p.id), [account.project_id]);
+    const status = json(await client.callTool({ name: 'project_status', arguments: { project_id: account.project_id } }));
+    assert.equal(status.overall, 'down');
+    assert.ok(status.monitors.by_status.down >= 1);
+    assert.ok(status.attention.some((a: { id: string }) => a.id === down.id));
+    assert.ok(status.open_incidents.some((i: { monitor_id: string; cause: string }) => i.monitor_id === down.id && i.cause === 'status 502'));
+  });
+
+  it('fires a trigger like its notify URL, with its token when protected', async () => {
+    const rest = apiClient(cp.url, account.token);
+    const hook = await rest('POST', '/integrations', { project_id: account.project_id, name: 'Hook', type: 'webhook', config: { url: 'https://hooks.example.test/in' } });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const open = await rest('POST', '/triggers', { project_id: account.project_id, name: 'Deploy', default_message: 'Deployed', integration_ids: [hook.body.data.id] });
+    assert.equal(open.status, 201, JSON.stringify(open.body));
+    const listed = json(await client.callTool({ name: 'list_triggers', arguments: { project_id: account.project_id } }));
+    assert.ok(listed.data.some((t: { id: string }) => t.id === open.body.data.id));
+
+    const fired = json(await client.callTool({ name: 'fire_trigger', arguments: { id: open.body.data.id, message: 'v1.2.3 is live' } }));
+    assert.equal(fired.outcome, 'dispatched');
+    assert.equal(fired.integrations, 1);
+    const events = await rest('GET', `/triggers/${open.body.data.id}/events`);
+    assert.equal(events.body.data[0].message, 'v1.2.3 is live');
+    assert.equal((await rest('GET', `/triggers/${open.body.data.id}`)).body.data.fire_count, 1);
+
+    const guarded = await rest('POST', '/triggers', { project_id: account.project_id, name: 'Guarded', default_message: 'Hi', token_protected: true });
+    const without = await client.callTool({ name: 'fire_trigger', arguments: { id: guarded.body.data.id } });
+    assert.equal(without.isError, true);
+    assert.equal(json(without).status, 401);
+    const withToken = json(await client.callTool({ name: 'fire_trigger', arguments: { id: guarded.body.data.id, token: guarded.body.data.token } }));
+    assert.equal(withToken.outcome, 'no_integrations');
+  });
+
+  it('keeps tenants apart, with the REST API\'s answers as tool errors', async () => {
+    const theirs = await apiClient(cp.url, other.token)('POST', '/monitors', { name: 'Theirs', url: 'https://theirs.example.com', project_id: other.project_id });
+    const get = await client.callTool({ name: 'get_monitor', arguments: { id: theirs.body.data.id } });
+    assert.equal(get.isError, true);
+    assert.deepEqual(json(get), { status: 404, message: 'Not found' });
+    const create = await client.callTool({ name: 'create_monitor', arguments: { name: 'Sneaky', url: 'https://x.example.com', project_id: other.project_id } });
+    assert.equal(create.isError, true);
+    assert.equal(json(create).status, 403);
+    const status = await client.callTool({ name: 'project_status', arguments: { project_id: other.project_id } });
+    assert.equal(status.isError, true);
+  });
+
+  it('refuses invalid input with the schema\'s reasons', async () => {
+    const res = await client.callTool({ name: 'create_monitor', arguments: { name: 'x', url: 'ftp://example.com', project_id: account.project_id } });
+    assert.equal(res.isError, true);
+    assert.match((res.content as { text: string }[])[0]!.text, /url/);
+    const grace = await client.callTool({ name: 'create_heartbeat', arguments: { name: 'x', project_id: account.project_id, grace_period: 5 } });
+    assert.equal(grace.isError, true);
+  });
+
+  it('answers 401 to a wrong token, an API token, or none, and the SDK client cannot connect', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    for (const authorization of [undefined, `Bearer ${account.token}`, 'Bearer uptm_wrongwrongwrongwrongwrongwrongwrongwrongwro', `Bearer  ${account.mcpToken}`]) {
+      const res = await fetch(`${cp.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify(init),
+      });
+      assert.equal(res.status, 401, String(authorization));
+      assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/);
+      assert.deepEqual(await res.json(), { message: 'Unauthorized' });
+    }
+    await assert.rejects(connect(cp.url, account.token), /401|Unauthorized/);
+  });
+
+  it('stops answering a revoked MCP token on the next request', async () => {
+    const mine = await createAccount(cp.db.sql);
+    const c = await connect(cp.url, mine.mcpToken);
+    assert.ok((await c.listTools()).tools.length > 0);
+    await cp.db.sql`update api_tokens set revoked_at = now() where user_id = ${mine.user_id} and kind = 'mcp'`;
+    await assert.rejects(c.listTools(), /401|Unauthorized/);
+    await c.close();
+  });
+
+  it('has no session to resume: GET and DELETE are 405', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${cp.url}/mcp`, { method, headers: { authorization: `Bearer ${account.mcpToken}`, accept: 'text/event-stream' } });
+      assert.equal(res.status, 405);
+      assert.equal(res.headers.get('allow'), 'POST');
+    }
+  });
+});

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { EVENTS_CONSUMER } from '../../control-plane/src/notify/events.ts';
+import { apiClient, type Call } from '../harness/api.ts';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { startWebhookSink, type Target } from '../harness/http.ts';
+import { eventually, publishJson } from '../harness/streams.ts';
+import { domainEvent, publishEvent, queueDrained } from './helpers.ts';
+
+describe('who hears about monitor and heartbeat events', () => {
+  let cp: TestControlPlane;
+  let ada: TestAccount;
+  let api: Call;
+  let sinks: Record<'a' | 'b' | 'off' | 'other', Target>;
+  let ids: Record<'a' | 'b' | 'off', string>;
+
+  /** Resolves once the notify role has read every event published so far. */
+  const eventsRead = async () => {
+    const jsm = await jetstreamManager(cp.nats.nc);
+    await eventually(async () => {
+      const info = await jsm.consumers.info(cp.nats.names.streams.events, EVENTS_CONSUMER);
+      return info.num_pending === 0 && info.num_ack_pending === 0;
+    }, 'the events to be read');
+  };
+  const deliveriesOf = (eventId: string) =>
+    cp.db.sql<{ integration_id: string }[]>`select integration_id from deliveries where event_id = ${eventId} order by integration_id`;
+  const hook = async (projectId: string, name: string, sink: Target, active = true) =>
+    (await api('POST', '/integrations', { project_id: projectId, name, type: 'webhook', active, config: { url: sink.url } })).body.data.id as string;
+
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api', 'notify'] });
+    ada = await createAccount(cp.db.sql);
+    api = apiClient(cp.url, ada.token);
+    sinks = { a: await startWebhookSink(), b: await startWebhookSink(), off: await startWebhookSink(), other: await startWebhookSink() };
+    ids = { a: await hook(ada.project_id, 'a', sinks.a), b: await hook(ada.project_id, 'b', sinks.b), off: await hook(ada.project_id, 'off', sinks.off, false) };
+    const second = (await api('POST', '/projects', { name: 'Elsewhere' })).body.data.id;
+    await hook(second, 'other', sinks.other);
+  });
+  after(async () => {
+    for (const s of Object.values(sinks)) await s.close();
+    await cp.stop();
+  });
+
+  it('sends an event of a resource without its own list to every active integration of its project', async () => {
+    const e = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'm' }, data: { cause: 'timeout' } });
+    await publishEvent(cp, e);
+    await sinks.a.waitForRequests(1);
+    await sinks.b.waitForRequests(1);
+    assert.deepEqual((await deliveriesOf(e.id)).map((d) => d.integration_id), [ids.a, ids.b].sort());
+  });
+
+  it('sends an event of a monitor or heartbeat that names integrations to those only', async () => {
+    const monitor = (await api('POST', '/monitors', { project_id: ada.project_id, name: 'Site', url: 'https://example.com/', integration_ids: [ids.b, ids.off] })).body.data;
+    const heartbeat = (await api('POST', '/heartbeats', { project_id: ada.project_id, name: 'Job', integration_ids: [ids.a] })).body.data;
+    const m = domainEvent(ada.project_id, { kind: 'monitor.up', subject: { type: 'monitor', id: monitor.id, name: 'Site' }, data: {} });
+    const h = domainEvent(ada.project_id, { kind: 'heartbeat.down', subject: { type: 'heartbeat', id: heartbeat.id, name: 'Job' }, data: { reason: 'failed' } });
+    await publishEvent(cp, m);
+    await publishEvent(cp, h);
+    await eventsRead();
+    assert.deepEqual((await deliveriesOf(m.id)).map((d) => d.integration_id), [ids.b]);
+    assert.deepEqual((await deliveriesOf(h.id)).map((d) => d.integration_id), [ids.a]);
+  });
+
+  it('never sends to a paused integration or to another project\'s', async () => {
+    await eventsRead();
+    await queueDrained(cp);
+    assert.equal(sinks.off.requests.length, 0);
+    assert.equal(sinks.other.requests.length, 0);
+  });
+
+  it('creates one delivery per integration however often the same event arrives', async () => {
+    const before = sinks.a.requests.length;
+    const e = domainEvent(ada.project_id, { kind: 'heartbeat.up', subject: { type: 'heartbeat', id: randomUUID(), name: 'h' }, data: {} });
+    await publishEvent(cp, e, `${e.id}:1`);
+    await publishEvent(cp, e, `${e.id}:2`);
+    await eventsRead();
+    await queueDrained(cp);
+    assert.equal((await deliveriesOf(e.id)).length, 2);
+    assert.equal(sinks.a.requests.length, before + 1);
+  });
+
+  it('notifies nobody of late, started and fired events', async () => {
+    const quiet = [
+      domainEvent(ada.project_id, { kind: 'heartbeat.late', subject: { type: 'heartbeat', id: randomUUID(), name: 'h' }, data: {} }),
+      domainEvent(ada.project_id, { kind: 'heartbeat.started', subject: { type: 'heartbeat', id: randomUUID(), name: 'h' }, data: {} }),
+      domainEvent(ada.project_id, { kind: 'trigger.fired', subject: { type: 'trigger', id: randomUUID(), name: 't' }, data: {} }),
+    ];
+    for (const e of quiet) await publishEvent(cp, e);
+    await eventsRead();
+    for (const e of quiet) assert.equal((await deliveriesOf(e.id)).length, 0, e.kind);
+  });
+
+  it('terminates an event that is not a valid event, and goes on', async () => {
+    await publishJson(cp.nats.nc, cp.nats.names.subjects.event(ada.project_id, 'monitor.down'), { id: 'nope', kind: 'monitor.down' });
+    const e = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'after' }, data: {} });
+    await publishEvent(cp, e);
+    await eventsRead();
+    assert.equal((await deliveriesOf(e.id)).length, 2);
+  });
+});

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { KV } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { startNatsServer, type NatsServerHandle } from '../../control-plane/src/embedded/nats-server.ts';
+import { registerPingEdge } from '../../shared/src/pings/edge.ts';
+import { pingPartition } from '../../shared/src/pings/partition.ts';
+import { ensureStreams, openBucket } from '../../shared/src/provision.ts';
+import { natsNames } from '../../shared/src/subjects.ts';
+import { apiClient, type Call } from '../harness/api.ts';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { quietLog } from '../harness/db.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { eventually, readStream } from '../harness/streams.ts';
+
+/** A ping edge on a Fastify of its own, as a probe agent mounts it on PING_PORT. */
+async function startEdge(opts: Parameters<typeof registerPingEdge>[1]): Promise<{ app: FastifyInstance; url: string }> {
+  const app = Fastify();
+  await registerPingEdge(app, opts);
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url };
+}
+
+describe('a regional ping edge', () => {
+  let cp: TestControlPlane;
+  let ada: TestAccount;
+  let api: Call;
+  let kv: KV;
+  let edge: { app: FastifyInstance; url: string };
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api', 'deadline'] });
+    ada = await createAccount(cp.db.sql);
+    api = apiClient(cp.url, ada.token);
+    kv = await openBucket(cp.nats.nc, cp.nats.names, 'heartbeats', { replicas: 1 });
+    edge = await startEdge({ nc: cp.nats.nc, names: cp.nats.names, region: 'eu-west', partitions: cp.config.PING_PARTITIONS, heartbeats: kv });
+  });
+  after(async () => {
+    await edge.app.close();
+    await cp.stop();
+  });
+
+  const ping = async (path: string, init?: RequestInit) => {
+    const res = await fetch(`${edge.url}${path}`, init);
+    return { status: res.status, text: await res.text() };
+  };
+
+  it('takes pings for a heartbeat as soon as the deadline role has put it in KV, and names its region', async () => {
+    const hb = (await api('POST', '/heartbeats', { name: 'Import', project_id: ada.project_id })).body.data;
+    await eventually(async () => (await ping(`/heartbeat/${hb.id}/start`)).status === 200, 'the edge accepts the new heartbeat');
+    const [sent] = await readStream(cp.nats.nc, cp.nats.names.streams.pings, cp.nats.names.subjects.ping(pingPartition(hb.id, cp.config.PING_PARTITIONS), hb.id));
+    assert.equal(sent!.data.region, 'eu-west');
+    assert.equal(sent!.data.kind, 'start');
+    const log = await eventually(async () => {
+      const body = (await api('GET', `/heartbeats/${hb.id}/pings`)).body;
+      return body.meta.total === 1 && body;
+    }, 'the ping logged');
+    assert.equal(log.data[0].region, 'eu-west');
+  });
+
+  it('answers from KV alone: 404 for an id it does not hold', async () => {
+    assert.deepEqual(await ping(`/heartbeat/${randomUUID()}`), { status: 404, text: 'Not found' });
+    assert.equal((await ping('/heartbeat/nonsense')).status, 404);
+  });
+
+  it('refuses pings once the heartbeat is deleted', async () => {
+    const hb = (await api('POST', '/heartbeats', { name: 'Gone', project_id: ada.project_id })).body.data;
+    await eventually(async () => (await ping(`/heartbeat/${hb.id}`)).status === 200, 'accepted while it exists');
+    await api('DELETE', `/heartbeats/${hb.id}`);
+    await eventually(async () => (await ping(`/heartbeat/${hb.id}`)).status === 404, 'refused once deleted');
+  });
+
+  it('loses a KV entry without a heartbeat once a ping for it reaches the deadline role', async () => {
+    const ghost = randomUUID();
+    await kv.put(ghost, JSON.stringify({ project_id: ada.project_id }));
+    assert.equal((await ping(`/heartbeat/${ghost}`)).status, 200);
+    await eventually(async () => (await kv.get(ghost))?.operation !== 'PUT', 'the stale key removed');
+    assert.equal((await ping(`/heartbeat/${ghost}`)).status, 404);
+  });
+});
+
+describe('a regional ping edge while NATS is away', () => {
+  let dir: string;
+  let server: NatsServerHandle;
+  let nc: NatsConnection;
+  let edge: { app: FastifyInstance; url: string };
+  const names = natsNames(`edge${randomUUID().slice(0, 8)}`);
+  const id = randomUUID();
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'uptime-edge-'));
+    server = await startNatsServer({ storeDir: dir, log: quietLog });
+    nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    await ensureStreams(nc, names, { replicas: 1 });
+    const kv = await openBucket(nc, names, 'heartbeats', { replicas: 1 });
+    await kv.put(id, JSON.stringify({ project_id: randomUUID() }));
+    edge = await startEdge({ nc, names, region: 'ap-south', partitions: 16, heartbeats: kv, publishBudgetMs: 500, lookupTimeoutMs: 500 });
+  });
+  after(async () => {
+    await edge.app.close();
+    await nc.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 503 with Retry-After rather than a 200 it cannot keep, and 200 again once NATS is back', async () => {
+    assert.equal((await fetch(`${edge.url}/heartbeat/${id}`)).status, 200);
+    const port = server.port;
+    await server.stop();
+    const res = await fetch(`${edge.url}/heartbeat/${id}`);
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '5');
+    assert.equal(await res.text(), 'Service temporarily unavailable');
+
+    server = await startNatsServer({ storeDir: dir, log: quietLog, port });
+    await eventually(async () => (await fetch(`${edge.url}/heartbeat/${id}`)).status === 200, 'accepted again', 15_000, 200);
+    const stored = await readStream(nc, names.streams.pings);
+    assert.ok(stored.length >= 2, 'the pings answered 200 are in the stream');
+  });
+});
