@@ -27,7 +27,9 @@ export const presenceIntervalMs = 5_000
 export const defaultCheckConcurrency = 200
 /** A joining agent leaves its first second of slots to the peers that owned them until they see it. */
 export const joinGraceMs = 1_000
-const publishTimeoutMs = 5_000
+// Short enough that a publish caught by a stream-leader election is retried soon after the new
+// leader is up (elections take 3-6 s); a retry keeps its msg id, so a slow ack never doubles a result.
+const publishTimeoutMs = 2_000
 const flushTimeoutMs = 5_000
 
 export interface AgentOptions {

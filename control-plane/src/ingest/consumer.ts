@@ -40,7 +40,9 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       durable_name: INGEST_CONSUMER,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(60_000),
+      // A batch is written in well under a second; after a consumer-leader change, what was delivered
+      // but not acknowledged comes back after this long.
+      ack_wait: nanos(20_000),
       max_ack_pending: 20_000,
       max_deliver: -1,
     })
