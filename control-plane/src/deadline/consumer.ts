@@ -1,5 +1,6 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import { durableConsumer } from '../nats/durable.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
@@ -28,21 +29,13 @@ export async function consumePartition(opts: {
 }): Promise<PartitionConsumer> {
   const stream = opts.names.streams.pings;
   const durable = consumerName(opts.partition);
-  const jsm = await jetstreamManager(opts.nc);
-  await jsm.consumers
-    .add(stream, {
-      durable_name: durable,
-      filter_subject: opts.names.subjects.pingPartition(opts.partition),
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(opts.ackWaitMs ?? 10_000),
-      max_ack_pending: 1_000,
-      max_deliver: -1,
-    })
-    .catch(async (err: unknown) => {
-      if (!(await jsm.consumers.info(stream, durable).catch(() => undefined))) throw err;
-    });
-  const consumer = await jetstream(opts.nc).consumers.get(stream, durable);
+  const consumer = await durableConsumer(opts.nc, stream, {
+    durable_name: durable,
+    filter_subject: opts.names.subjects.pingPartition(opts.partition),
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(opts.ackWaitMs ?? 10_000),
+    max_ack_pending: 1_000,
+  });
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {

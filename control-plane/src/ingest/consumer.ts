@@ -1,5 +1,6 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import { durableConsumer } from '../nats/durable.ts';
 import { CheckResult } from '../../../shared/src/contracts/monitoring.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
@@ -34,23 +35,14 @@ export interface Ingest {
 export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   const log = opts.log.child({ component: 'ingest' });
   const now = opts.now ?? (() => new Date());
-  const jsm = await jetstreamManager(opts.nc);
-  await jsm.consumers
-    .add(opts.names.streams.results, {
-      durable_name: INGEST_CONSUMER,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      // A batch is written in well under a second; after a consumer-leader change, what was delivered
-      // but not acknowledged comes back after this long.
-      ack_wait: nanos(20_000),
-      max_ack_pending: 20_000,
-      max_deliver: -1,
-    })
-    .catch(async (err: unknown) => {
-      // Already created by another ingest process.
-      if (!(await jsm.consumers.info(opts.names.streams.results, INGEST_CONSUMER).catch(() => undefined))) throw err;
-    });
-  const consumer = await jetstream(opts.nc).consumers.get(opts.names.streams.results, INGEST_CONSUMER);
+  const consumer = await durableConsumer(opts.nc, opts.names.streams.results, {
+    durable_name: INGEST_CONSUMER,
+    deliver_policy: DeliverPolicy.All,
+    // A batch is written in well under a second; after a consumer-leader change, what was delivered
+    // but not acknowledged comes back after this long.
+    ack_wait: nanos(20_000),
+    max_ack_pending: 20_000,
+  });
   const counters = { stored: 0, batches: 0, invalid: 0, failedBatches: 0 };
   let stopped = false;
 

@@ -1,5 +1,6 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import { durableConsumer } from '../nats/durable.ts';
 import { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { IntegrationType } from '../../../shared/src/contracts/notify.ts';
 import type { Sql } from '../db/sql.ts';
@@ -37,21 +38,13 @@ export async function deliveriesForEvent(sql: Sql, e: DomainEvent) {
  */
 export async function startEventsConsumer(deps: QueueDeps & { now: () => Date }): Promise<{ stop(): Promise<void> }> {
   const log = deps.log.child({ component: 'notify-events' });
-  const jsm = await jetstreamManager(deps.nc);
-  await jsm.consumers
-    .add(deps.names.streams.events, {
-      durable_name: EVENTS_CONSUMER,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.StartTime,
-      opt_start_time: new Date(deps.now().getTime() - FIRST_START_LOOKBACK_MS).toISOString(),
-      ack_wait: nanos(30_000),
-      max_deliver: -1,
-      max_ack_pending: 1_000,
-    })
-    .catch(async (err: unknown) => {
-      if (!(await jsm.consumers.info(deps.names.streams.events, EVENTS_CONSUMER).catch(() => undefined))) throw err;
-    });
-  const consumer = await jetstream(deps.nc).consumers.get(deps.names.streams.events, EVENTS_CONSUMER);
+  const consumer = await durableConsumer(deps.nc, deps.names.streams.events, {
+    durable_name: EVENTS_CONSUMER,
+    deliver_policy: DeliverPolicy.StartTime,
+    opt_start_time: new Date(deps.now().getTime() - FIRST_START_LOOKBACK_MS).toISOString(),
+    ack_wait: nanos(30_000),
+    max_ack_pending: 1_000,
+  });
 
   const handle = async (msg: JsMsg) => {
     let event: DomainEvent;

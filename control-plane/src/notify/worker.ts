@@ -1,5 +1,6 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import { durableConsumer } from '../nats/durable.ts';
 import { NotifyJob } from '../../../shared/src/contracts/notify.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
@@ -43,20 +44,12 @@ export interface WorkerStats {
  */
 export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop(): Promise<void>; stats(): WorkerStats }> {
   const log = opts.log.child({ component: 'notify-worker' });
-  const jsm = await jetstreamManager(opts.nc);
-  await jsm.consumers
-    .add(opts.names.streams.notify, {
-      durable_name: WORKER_CONSUMER,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(opts.leaseMs),
-      max_deliver: -1,
-      max_ack_pending: 10_000,
-    })
-    .catch(async (err: unknown) => {
-      if (!(await jsm.consumers.info(opts.names.streams.notify, WORKER_CONSUMER).catch(() => undefined))) throw err;
-    });
-  const consumer = await jetstream(opts.nc).consumers.get(opts.names.streams.notify, WORKER_CONSUMER);
+  const consumer = await durableConsumer(opts.nc, opts.names.streams.notify, {
+    durable_name: WORKER_CONSUMER,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(opts.leaseMs),
+    max_ack_pending: 10_000,
+  });
   const counters: WorkerStats = { delivered: 0, retried: 0, dead: 0, settled: 0, invalid: 0 };
 
   const attempt = async (msg: JsMsg, d: Claimed) => {
