@@ -17,7 +17,7 @@ const mark = (met: boolean | null) => (met === true ? '✅ met' : met === false 
 
 function profileBlock(p: ProfileSummary): string {
   return [
-    `Busy CPU sampled: ${fmt(p.busyMs, 'ms')} (profile: \`${p.file}\`).`,
+    `Busy CPU sampled: ${fmt(p.busyMs, 'ms')} (the run writes the whole profile to \`${p.file}\`, for Chrome DevTools; not committed).`,
     '',
     table(['where (self time)', 'ms', 'share'], p.categories.map((c) => [`\`${c.name}\``, fmt(c.ms), `${c.pct}%`])),
     '',

@@ -53,6 +53,7 @@ await runPart('checks', 'Check cost', async (ctx) => {
     `Target: node:http / node:https in a separate process on 127.0.0.1, answering 200 "ok"; fresh modes answer \`Connection: close\`, TLS with a self-signed RSA 2048 certificate (trusted through NODE_EXTRA_CA_CERTS, as a production agent trusts the system store).`,
     `Ours: \`createChecker\` (probe-agent/src/check/check.ts) as the agent builds it, one \`run()\` per check. Floor: undici \`request()\` + \`body.dump()\` on one Agent (\`reset: true\` on fresh connections, no TLS session reuse, as ours).`,
     `Each client runs in a process of its own: ${concurrency} checks in flight, a warm-up of 10%, then ${Object.entries(counts).map(([m, n]) => `${n.toLocaleString('en')} ${m}`).join(', ')} checks (at most ${maxMs / 1000} s); CPU = process.cpuUsage() of that process over the measured checks / checks. ${rounds} round(s), clients alternating; medians.`,
+    'Variant on fresh connections: ours with `process.setSourceMapsEnabled(false)`. The service runs through tsx, which turns source maps on, and undici destroys each closed socket with an error whose stack Node\'s streams read, which then goes through the source map.',
     `blackbox_exporter: its /probe endpoint asked ${Object.entries(probes).map(([m, n]) => `${n.toLocaleString('en')} times (${m})`).join(' and ')}, ${concurrency} at once, module http_2xx; its CPU read from /proc/<pid>/stat (utime+stime, all threads). It opens a fresh connection per probe.`,
   )
 

@@ -31,7 +31,7 @@ type Series = { rates: Record<number, LoadResult>; saturation: LoadResult; satur
 
 await runPart('pings', 'Ping ingestion', async (ctx) => {
   const q = ctx.quick
-  const seconds = q ? { rate: 2, saturation: 3, burst: 1 } : { rate: 10, saturation: 15, burst: 2 }
+  const seconds = q ? { rate: 2, saturation: 3, burst: 1 } : { rate: 5, saturation: 10, burst: 2 }
   const adminUrl = await postgresServer(ctx)
   const natsUrl = await natsServer(ctx)
   const db = await benchDatabase(ctx, adminUrl)
