@@ -60,9 +60,11 @@ export function startPoller(sql: Sql, nc: NatsConnection, names: Names, everyMs 
 }
 
 /** Resolves with the delay of each expected down event after its instant, once all arrived or at the time limit. */
-export function awaitDownEvents(nc: NatsConnection, names: Names, due: Map<string, number>, limitMs: number): Promise<{ delays: Float64Array; missing: number }> {
+export function awaitDownEvents(nc: NatsConnection, names: Names, due: Map<string, number>, limitMs: number): Promise<{ delays: Float64Array; missing: number; firstAt: number; lastAt: number }> {
   const delays = new Float64Array(due.size)
   let got = 0
+  let firstAt = NaN
+  let lastAt = NaN
   const seen = new Set<string>()
   return new Promise((resolve) => {
     const sub = nc.subscribe(`${names.namespace}.events.*.heartbeat.down`, {
@@ -73,6 +75,8 @@ export function awaitDownEvents(nc: NatsConnection, names: Names, due: Map<strin
         if (at === undefined || seen.has(id!)) return
         seen.add(id!)
         delays[got++] = now - at
+        if (got === 1) firstAt = now
+        lastAt = now
         if (got === due.size) finish()
       },
     })
@@ -80,7 +84,7 @@ export function awaitDownEvents(nc: NatsConnection, names: Names, due: Map<strin
     function finish() {
       clearTimeout(timer)
       sub.unsubscribe()
-      resolve({ delays: delays.subarray(0, got), missing: due.size - got })
+      resolve({ delays: delays.subarray(0, got), missing: due.size - got, firstAt, lastAt })
     }
   })
 }

@@ -18,6 +18,8 @@ import { awaitDownEvents, expireAt, insertQuiet, startPoller } from './misses-se
 const partitions = 16
 const goals = { p99: 100, max: 1_000, bytes: 200 }
 
+const perSecond = (r: { delays: Float64Array; firstAt: number; lastAt: number }) => (1000 * r.delays.length) / Math.max(1, r.lastAt - r.firstAt)
+
 const gc = (globalThis as { gc?: () => void }).gc
 async function heapUsed(): Promise<number> {
   if (!gc) throw new Error('run through `npm run bench -- misses` (the heap is weighed after forced collections: --expose-gc)')
@@ -148,6 +150,7 @@ await runPart('misses', 'Miss detection', async (ctx) => {
     { metric: 'Down event after grace ran out, p99', value: round(s.p99, 1), unit: 'ms', baseline: { label: 'poll every second', value: round(b.p99, 1) }, ratio: sig(s.p99 / b.p99) },
     { metric: 'Down event after grace ran out, max', value: round(s.max, 1), unit: 'ms', baseline: { label: 'poll every second', value: round(b.max, 1) }, ratio: sig(s.max / b.max) },
     { metric: 'Down events missing', value: ours.missing, unit: '', baseline: { label: 'poll every second', value: polled.missing } },
+    { metric: 'Down events per second, from the first to the last', value: Math.round(perSecond(ours)), unit: 'events/s', baseline: { label: 'poll every second', value: Math.round(perSecond(polled)) }, ratio: sig(perSecond(ours) / perSecond(polled)) },
     { metric: 'Heap per heartbeat held by the deadline role', value: Math.round(bytes), unit: 'bytes', baseline: { label: 'one setTimeout per heartbeat', value: Math.round(naiveBytes) }, ratio: sig(bytes / naiveBytes) },
     { metric: `Load of ${total.toLocaleString('en')} heartbeats at start (rows, timers, KV projection)`, value: round(loadS, 1), unit: 's' },
     { metric: 'Partition leases lost by the only deadline process (all its partitions at once)', value: leaseLosses, unit: 'times' },
