@@ -68,6 +68,15 @@ const SEND_HEADERS = 'undici:client:sendHeaders'
 
 class InvalidTargetError extends Error {}
 
+/** The abort state of one check: why it ended early, and how to stop its hop in flight. */
+type RunCell = { reason: symbol | null; onAbort: (() => void) | null }
+
+function abortCell(cell: RunCell, reason: symbol): void {
+  if (cell.reason !== null) return
+  cell.reason = reason
+  cell.onAbort?.()
+}
+
 const round3 = (ms: number) => Math.round(ms * 1000) / 1000
 
 export function createChecker(opts: CheckerOptions): Checker {
@@ -96,7 +105,7 @@ export function createChecker(opts: CheckerOptions): Checker {
   }
   subscribe(SEND_HEADERS, onSendHeaders)
 
-  function sendHop(url: URL, method: CheckMethod, headers: Record<string, string>, signal: AbortSignal, deadline: number, hop: Hop): Promise<void> {
+  function sendHop(url: URL, method: CheckMethod, headers: Record<string, string>, cell: RunCell, deadline: number, hop: Hop): Promise<void> {
     return new Promise((resolve, reject) => {
       let controller: Dispatcher.DispatchController | null = null
       let settled = false
@@ -106,16 +115,15 @@ export function createChecker(opts: CheckerOptions): Checker {
         if (settled) return
         settled = true
         release()
-        signal.removeEventListener('abort', onAbort)
+        cell.onAbort = null
         if (err === null) resolve()
         else reject(err)
       }
-      const onAbort = () => {
+      if (cell.reason !== null) return settle(cell.reason)
+      cell.onAbort = () => {
         controller?.abort(new Error('check aborted'))
-        settle(signal.reason)
+        settle(cell.reason)
       }
-      if (signal.aborted) return onAbort()
-      signal.addEventListener('abort', onAbort, { once: true })
 
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart(c) {
@@ -154,15 +162,44 @@ export function createChecker(opts: CheckerOptions): Checker {
     })
   }
 
+  // One listener per caller signal (the agent passes one signal to every check), not one per check:
+  // adding and removing an event listener per check costs more than the rest of a keep-alive check.
+  const cellsBySignal = new WeakMap<AbortSignal, Set<RunCell>>()
+  function watch(signal: AbortSignal, cell: RunCell): () => void {
+    let cells = cellsBySignal.get(signal)
+    if (cells === undefined) {
+      const created = new Set<RunCell>()
+      cells = created
+      cellsBySignal.set(signal, created)
+      signal.addEventListener('abort', () => {
+        for (const c of created) abortCell(c, CANCELLED)
+        created.clear()
+      }, { once: true })
+    }
+    cells.add(cell)
+    return () => cells.delete(cell)
+  }
+
+  // Parsed once per distinct URL: monitors are checked again and again with the same target.
+  const urls = new Map<string, URL>()
+  function targetUrl(raw: string): URL {
+    let url = urls.get(raw)
+    if (url === undefined) {
+      url = parseUrl(raw)
+      if (urls.size >= 10_000) urls.clear()
+      urls.set(raw, url)
+    }
+    return url
+  }
+
   async function run(target: CheckTarget, signal?: AbortSignal): Promise<CheckOutcome> {
     const startedAt = now()
     const deadline = startedAt + target.timeout_ms
     const hops: Hop[] = []
-    const ac = new AbortController()
-    const timer = setTimeout(() => ac.abort(TIMED_OUT), target.timeout_ms)
-    const onCancel = () => ac.abort(CANCELLED)
-    signal?.addEventListener('abort', onCancel, { once: true })
-    if (signal?.aborted) onCancel()
+    const cell: RunCell = { reason: null, onAbort: null }
+    const timer = setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT)
+    const unwatch = signal === undefined ? null : watch(signal, cell)
+    if (signal?.aborted) abortCell(cell, CANCELLED)
 
     const finish = (error: CheckError | null): CheckOutcome => {
       const last = hops.findLast((h) => h.status !== 0)
@@ -182,7 +219,7 @@ export function createChecker(opts: CheckerOptions): Checker {
     }
 
     try {
-      let url = parseUrl(target.url)
+      let url = targetUrl(target.url)
       let method = target.method
       let auth = authorizationHeader(target, url)
       for (let redirects = 0; ; redirects++) {
@@ -190,7 +227,7 @@ export function createChecker(opts: CheckerOptions): Checker {
         if (auth !== null) headers['authorization'] = auth
         const hop: Hop = { phases: ZERO_PHASES, startedAt: NaN, headersAt: NaN, status: 0, location: null }
         hops.push(hop)
-        await sendHop(url, method, headers, ac.signal, deadline, hop)
+        await sendHop(url, method, headers, cell, deadline, hop)
         if (!target.follow_redirects || !REDIRECTS.has(hop.status) || hop.location === null) break
         if (redirects >= maxRedirects) {
           return finish({ class: 'other', message: `Too many redirects (more than ${maxRedirects})` })
@@ -210,13 +247,13 @@ export function createChecker(opts: CheckerOptions): Checker {
       if (target.valid_http_codes.includes(status)) return finish(null)
       return finish({ class: 'status', message: `Unexpected status ${status}` })
     } catch (err) {
-      if (ac.signal.reason === TIMED_OUT) return finish({ class: 'timeout', message: `Timed out after ${target.timeout_ms} ms` })
-      if (ac.signal.reason === CANCELLED) return finish({ class: 'other', message: 'Check cancelled' })
+      if (cell.reason === TIMED_OUT) return finish({ class: 'timeout', message: `Timed out after ${target.timeout_ms} ms` })
+      if (cell.reason === CANCELLED) return finish({ class: 'other', message: 'Check cancelled' })
       if (err instanceof InvalidTargetError) return finish({ class: 'other', message: err.message })
       return finish(classifyError(err, target.timeout_ms))
     } finally {
       clearTimeout(timer)
-      signal?.removeEventListener('abort', onCancel)
+      unwatch?.()
     }
   }
 
