@@ -105,59 +105,80 @@ export function createChecker(opts: CheckerOptions): Checker {
   }
   subscribe(SEND_HEADERS, onSendHeaders)
 
+  /** One request of a check (the first, or a redirect hop): a dispatch handler that settles a promise. */
+  class HopRequest implements Dispatcher.DispatchHandler {
+    private controller: Dispatcher.DispatchController | null = null
+    private settled = false
+    private received = 0
+    private readonly release: () => void
+
+    constructor(
+      private readonly hop: Hop,
+      private readonly cell: RunCell,
+      origin: string,
+      deadline: number,
+      private readonly resolve: () => void,
+      private readonly reject: (err: unknown) => void,
+    ) {
+      this.release = connector.expect(origin, deadline)
+      cell.onAbort = this.abort
+    }
+
+    readonly abort = (): void => {
+      this.controller?.abort(new Error('check aborted'))
+      this.settle(this.cell.reason)
+    }
+
+    settle(err: unknown): void {
+      if (this.settled) return
+      this.settled = true
+      this.release()
+      this.cell.onAbort = null
+      if (err === null) this.resolve()
+      else this.reject(err)
+    }
+
+    onRequestStart(c: Dispatcher.DispatchController): void {
+      // A request that waited in the pool past its check's end must not run any more.
+      if (this.settled) return c.abort(new Error('check already finished'))
+      this.controller = c
+      this.hop.startedAt = now()
+      startingHop = this.hop
+    }
+
+    onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+      if (statusCode < 200) return
+      this.hop.headersAt = now()
+      this.hop.status = statusCode
+      const location = headers['location']
+      this.hop.location = typeof location === 'string' ? location : null
+    }
+
+    onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+      this.received += chunk.length
+      if (this.received > maxBodyBytes) {
+        this.settle(null)
+        c.abort(new Error('response body limit reached'))
+      }
+    }
+
+    onResponseEnd(): void {
+      this.settle(null)
+    }
+
+    onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+      this.settle(err)
+    }
+  }
+
   function sendHop(url: URL, method: CheckMethod, headers: Record<string, string>, cell: RunCell, deadline: number, hop: Hop): Promise<void> {
     return new Promise((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | null = null
-      let settled = false
-      let received = 0
-      const release = connector.expect(url.origin, deadline)
-      const settle = (err: unknown) => {
-        if (settled) return
-        settled = true
-        release()
-        cell.onAbort = null
-        if (err === null) resolve()
-        else reject(err)
-      }
-      if (cell.reason !== null) return settle(cell.reason)
-      cell.onAbort = () => {
-        controller?.abort(new Error('check aborted'))
-        settle(cell.reason)
-      }
-
-      const handler: Dispatcher.DispatchHandler = {
-        onRequestStart(c) {
-          // A request that waited in the pool past its check's end must not run any more.
-          if (settled) return c.abort(new Error('check already finished'))
-          controller = c
-          hop.startedAt = now()
-          startingHop = hop
-        },
-        onResponseStart(_c, statusCode, responseHeaders) {
-          if (statusCode < 200) return
-          hop.headersAt = now()
-          hop.status = statusCode
-          const location = responseHeaders['location']
-          hop.location = typeof location === 'string' ? location : null
-        },
-        onResponseData(c, chunk) {
-          received += chunk.length
-          if (received > maxBodyBytes) {
-            settle(null)
-            c.abort(new Error('response body limit reached'))
-          }
-        },
-        onResponseEnd() {
-          settle(null)
-        },
-        onResponseError(_c, err) {
-          settle(err)
-        },
-      }
+      if (cell.reason !== null) return reject(cell.reason)
+      const handler = new HopRequest(hop, cell, url.origin, deadline, resolve, reject)
       try {
         agent.dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers }, handler)
       } catch (err) {
-        settle(err)
+        handler.settle(err)
       }
     })
   }
