@@ -1,10 +1,11 @@
 /**
  * The server under load, in a process of its own: the control plane's API app (buildApp, whose
  * /heartbeat/<id> route is the ping endpoint) or the ceiling, a Fastify route that only says OK.
- * Answers `profile-start` / `profile-stop` so a missed goal can be profiled where the work is done.
+ * Answers `profile-start` / `profile-stop` so a missed goal can be profiled where the work is done,
+ * and `loop-delay-start` / `loop-delay-stop` with how late its event loop ran during a run.
  */
 import { randomBytes } from 'node:crypto'
-import { connect } from '@nats-io/transport-node'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import Fastify from 'fastify'
 import { buildApp } from '../../control-plane/src/app.ts'
 import { createSql } from '../../control-plane/src/db/sql.ts'
@@ -20,10 +21,10 @@ export type ServerArgs = {
   databaseUrl?: string
   natsUrl?: string
   namespace?: string
-  /** The variant: nats.js told not to capture a stack for every request (`noAsyncTraces`). */
-  noAsyncTraces?: boolean
 }
 export type ServerReady = { url: string; pid: number }
+/** How late the server's event loop was, in ms. */
+export type LoopDelay = { p99: number; max: number }
 
 const args = JSON.parse(process.argv[2]!) as ServerArgs
 let close: () => Promise<void>
@@ -42,10 +43,7 @@ if (args.mode === 'ceiling') {
     LOG_LEVEL: 'warn',
   })
   const sql = createSql(args.databaseUrl!, { log: benchLog, max: config.PG_POOL_SIZE })
-  // As shared/src/nats.ts connectNats connects, plus the variant's one option.
-  const nc = args.noAsyncTraces
-    ? await connect({ servers: args.natsUrl!, name: 'bench-pings', maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true, timeout: 5_000, noAsyncTraces: true })
-    : await connectNats({ servers: args.natsUrl!, name: 'bench-pings', log: benchLog })
+  const nc = await connectNats({ servers: args.natsUrl!, name: 'bench-pings', log: benchLog })
   const app = await buildApp({ config, sql, nc, log: benchLog, keys: deriveKeys(randomBytes(32)) })
   url = await app.listen({ port: 0, host: '127.0.0.1' })
   close = async () => {
@@ -56,13 +54,23 @@ if (args.mode === 'ceiling') {
 }
 
 let stopProfiling: ((name: string) => Promise<ProfileSummary>) | undefined
-process.on('message', (m: { cmd: 'profile-start' } | { cmd: 'profile-stop'; name: string }) => {
+// How late the event loop ran its timers: a process that waits for a core (or collects garbage) shows it here.
+const loopDelay = monitorEventLoopDelay({ resolution: 1 })
+process.on('message', (m: { cmd: 'profile-start' } | { cmd: 'profile-stop'; name: string } | { cmd: 'loop-delay-start' } | { cmd: 'loop-delay-stop' }) => {
   void (async () => {
     if (m.cmd === 'profile-start') {
       stopProfiling = await startProfiling(500)
       await answer({ started: true })
-    } else {
+    } else if (m.cmd === 'profile-stop') {
       await answer(await stopProfiling!(m.name))
+    } else if (m.cmd === 'loop-delay-start') {
+      loopDelay.reset()
+      loopDelay.enable()
+      await answer({ started: true })
+    } else {
+      loopDelay.disable()
+      const ms = (ns: number) => Math.round(ns / 1e4) / 100
+      await answer({ p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) } satisfies LoopDelay)
     }
   })()
 })

@@ -3,12 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { startNatsServer, type NatsServerHandle } from '../../control-plane/src/embedded/nats-server.ts';
-import { registerPingEdge } from '../../shared/src/pings/edge.ts';
+import { registerPingEdge, type HeartbeatLookup } from '../../shared/src/pings/edge.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { ensureStreams, openBucket } from '../../shared/src/provision.ts';
 import { natsNames } from '../../shared/src/subjects.ts';
@@ -80,6 +82,43 @@ describe('a regional ping edge', () => {
     assert.equal((await ping(`/heartbeat/${ghost}`)).status, 200);
     await eventually(async () => (await kv.get(ghost))?.operation !== 'PUT', 'the stale key removed');
     assert.equal((await ping(`/heartbeat/${ghost}`)).status, 404);
+  });
+});
+
+describe('a ping edge with request logging on', () => {
+  let cp: TestControlPlane;
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api'] });
+  });
+  after(() => cp.stop());
+
+  /** An edge whose Fastify logs at info into `lines`. */
+  const loggedEdge = async (lookup: HeartbeatLookup) => {
+    const lines: { level: number; msg: string }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const app = Fastify({ loggerInstance: pino({ level: 'info' }, sink) as FastifyBaseLogger });
+    await registerPingEdge(app, { nc: cp.nats.nc, names: cp.nats.names, region: 'eu-west', partitions: cp.config.PING_PARTITIONS, lookup });
+    return { app, lines };
+  };
+
+  it('writes no access-log line for a ping', async () => {
+    const { app, lines } = await loggedEdge(async (ids) => ids);
+    assert.equal((await app.inject({ method: 'GET', url: `/heartbeat/${randomUUID()}` })).statusCode, 200);
+    assert.equal((await app.inject({ method: 'GET', url: '/heartbeat/nonsense' })).statusCode, 404);
+    await app.close();
+    assert.deepEqual(lines, []);
+  });
+
+  it('still logs a ping it refuses, as a warning', async () => {
+    const { app, lines } = await loggedEdge(() => Promise.reject(new Error('store away')));
+    assert.equal((await app.inject({ method: 'GET', url: `/heartbeat/${randomUUID()}` })).statusCode, 503);
+    await app.close();
+    assert.deepEqual(lines.map((l) => [l.level, l.msg]), [[40, 'ping refused: heartbeat lookup failed']]);
   });
 });
 

@@ -96,6 +96,18 @@ describe('ping endpoints of the control plane', () => {
     assert.deepEqual(await pingsOf(hb.id), []);
   });
 
+  it('answers a crowd of pings arriving together, each by whether its own heartbeat exists', async () => {
+    const known = [await heartbeat(), await heartbeat(), await heartbeat()].map((h) => h.id);
+    const unknown = [randomUUID(), randomUUID()];
+    const gone = (await heartbeat()).id;
+    assert.equal((await api('DELETE', `/heartbeats/${gone}`)).status, 204);
+    const ids = [...known, ...unknown, gone, ...known];
+    const statuses = await Promise.all(ids.map(async (id) => (await call(`/heartbeat/${id}`)).status));
+    assert.deepEqual(statuses, ids.map((id) => (known.includes(id) ? 200 : 404)));
+    for (const id of known) assert.equal((await pingsOf(id)).length, 2, 'both pings of a heartbeat stored');
+    for (const id of [...unknown, gone]) assert.deepEqual(await pingsOf(id), []);
+  });
+
   it('accepts an id written in upper case', async () => {
     const hb = await heartbeat();
     assert.equal((await call(`/heartbeat/${hb.id.toUpperCase()}`)).status, 200);

@@ -18,9 +18,14 @@ export interface PingRecord {
   body_size: number;
 }
 
-export async function heartbeatExists(sql: Sql, id: string): Promise<boolean> {
-  const rows = await sql`select 1 from heartbeats where id = ${id}`;
-  return rows.length > 0;
+/**
+ * The ids among these (valid uuids, checked by the caller) that are heartbeats. The array goes
+ * as one literal: `sql.array` is mis-sent by queries that start before a new connection has
+ * loaded its array types, which a burst of pings on a fresh pool does.
+ */
+export async function existingHeartbeats(sql: Sql, ids: readonly string[]): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`select id from heartbeats where id = any(${`{${ids.join(',')}}`}::uuid[])`;
+  return rows.map((r) => r.id);
 }
 
 export async function heartbeatVisible(sql: Sql, id: string, projectIds: readonly string[]): Promise<boolean> {

@@ -5,7 +5,7 @@ import type { ApiContext, App } from '../http/context.ts';
 import { authErrors, notFoundError, validationErrors } from '../http/envelopes.ts';
 import { listEnvelope, PageQuery, pageMeta } from '../http/pagination.ts';
 import { IdParams } from '../http/params.ts';
-import { heartbeatExists } from './repo.ts';
+import { existingHeartbeats } from './repo.ts';
 import { PingLogEntry } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -31,7 +31,8 @@ export function pingLogRoutes(app: App, ctx: ApiContext): void {
 
 /**
  * The control plane's own ping URLs (no authentication). Ids are checked in Postgres, the truth,
- * so a heartbeat takes pings from the moment it is created; regional edges use KV `heartbeats`.
+ * so a heartbeat takes pings from the moment it is created and none once deleted; the edge asks
+ * for the ids of many pings in one query. Regional edges use KV `heartbeats`.
  */
 export function pingEdgeRoutes(app: App, ctx: ApiContext): Promise<void> {
   return registerPingEdge(app, {
@@ -39,7 +40,7 @@ export function pingEdgeRoutes(app: App, ctx: ApiContext): Promise<void> {
     names: natsNames(ctx.config.NATS_NAMESPACE),
     region: null,
     partitions: ctx.config.PING_PARTITIONS,
-    lookup: (id) => heartbeatExists(ctx.sql, id),
+    lookup: (ids) => existingHeartbeats(ctx.sql, ids),
     now: ctx.now,
   });
 }
