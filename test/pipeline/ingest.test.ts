@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ingestLag } from '../../control-plane/src/ingest/consumer.ts';
 import { resultMsgId, type CheckResult } from '../../shared/src/contracts/monitoring.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
@@ -116,6 +117,18 @@ describe('result ingest', () => {
     await cp.nats.nc.publish(cp.nats.names.subjects.result('local', m.id), 'not json');
     await publish(result(m.id, 'local', new Date(), true));
     await eventually(async () => (await stored(m.id)).length === 1, 'the valid result after the bad ones');
+  });
+
+  it('terminates a result the database refuses and stores the rest of its batch', async () => {
+    const m = (await api('POST', '/monitors', { name: 'Year zero', url: 'https://zero.example', project_id: ada.project_id })).body.data;
+    const t = Date.now();
+    // Valid by the schema, but no Postgres timestamp: the whole batch fails until it is split.
+    await publish(result(m.id, 'eu', new Date(t), true, { scheduled_at: '0000-01-01T00:00:00Z' }));
+    for (let i = 1; i <= 3; i++) await publish(result(m.id, 'eu', new Date(t + i * 60_000), true));
+    await eventually(async () => (await stored(m.id)).length === 3, 'the other results of the batch');
+    await eventually(async () => (await ingestLag(cp.nats.nc, cp.nats.names)) === 0, 'nothing left to redeliver');
+    await publish(result(m.id, 'eu', new Date(t + 4 * 60_000), true));
+    await eventually(async () => (await stored(m.id)).length === 4, 'results after it');
   });
 
   it('drops results of a deleted monitor', async () => {

@@ -1,12 +1,14 @@
 import { DeliverPolicy, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { durableConsumer } from '../nats/durable.ts';
+import { consumeFollowingLeader } from '../nats/follow-leader.ts';
 import { CheckResult } from '../../../shared/src/contracts/monitoring.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
 import type { Sql } from '../db/sql.ts';
 import type { OutboxPublisher } from '../events/outbox.ts';
+import { storable } from './columns.ts';
 import { storeResults } from './store.ts';
 
 export const INGEST_CONSUMER = 'ingest';
@@ -18,7 +20,15 @@ export interface IngestOptions {
   log: Logger;
   outbox: OutboxPublisher;
   now?: () => Date;
+  /** Most results written in one transaction. */
   batchSize?: number;
+  /** Batches written at once, each on its own connection. */
+  concurrency?: number;
+  /**
+   * How long a result may wait for others before a batch smaller than batchSize is written: the
+   * results of one slot from several regions arrive close together and are evaluated together.
+   */
+  lingerMs?: number;
 }
 
 export interface Ingest {
@@ -26,15 +36,31 @@ export interface Ingest {
   stop(): Promise<void>;
 }
 
+interface Item {
+  msg: JsMsg;
+  result: CheckResult;
+}
+
+/** A value Postgres refused (SQLSTATE class 22): the same rows would fail again, unlike a lost connection. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
 /**
- * The ingest role: a durable pull consumer on RESULTS shared by every ingest process. Batches
- * are written in one transaction and acknowledged only after it committed; a failed batch is
- * handed back (nak with a delay) and written again later, which the primary key makes harmless.
- * A message that is not a valid result is terminated and logged, never retried, never fatal.
+ * The ingest role: a durable pull consumer on RESULTS shared by every ingest process. Messages
+ * stream in continuously (the server stops at max_ack_pending) and queue here; each writer takes
+ * what has queued, up to a batch, while the next batch keeps arriving, so batches grow with the
+ * load. A batch is written in one transaction and acknowledged only after it committed; a failed
+ * batch is handed back (nak with a delay) and written again later, which the primary key makes
+ * harmless. A message that is not a valid result is terminated and logged, never retried, never
+ * fatal; so is one row Postgres refuses, found by splitting its batch.
  */
 export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   const log = opts.log.child({ component: 'ingest' });
   const now = opts.now ?? (() => new Date());
+  const batchSize = opts.batchSize ?? 5_000;
+  const lingerMs = opts.lingerMs ?? 200;
   const consumer = await durableConsumer(opts.nc, opts.names.streams.results, {
     durable_name: INGEST_CONSUMER,
     deliver_policy: DeliverPolicy.All,
@@ -44,10 +70,18 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
     max_ack_pending: 20_000,
   });
   const counters = { stored: 0, batches: 0, invalid: 0, failedBatches: 0 };
-  let stopped = false;
+  const queue: JsMsg[] = [];
+  // When the oldest queued message arrived.
+  let oldestAt = 0;
+  const idle: (() => void)[] = [];
+  let stopping = false;
+  const wakeAll = () => {
+    for (const w of idle.splice(0)) w();
+  };
+  const ready = () => queue.length >= batchSize || (queue.length > 0 && performance.now() - oldestAt >= lingerMs);
 
-  const handle = async (msgs: JsMsg[]) => {
-    const valid: { msg: JsMsg; result: CheckResult }[] = [];
+  const parse = (msgs: readonly JsMsg[]): Item[] => {
+    const valid: Item[] = [];
     for (const msg of msgs) {
       let parsed: ReturnType<typeof CheckResult.safeParse> | undefined;
       try {
@@ -55,49 +89,92 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
       } catch {
         parsed = undefined;
       }
-      if (parsed?.success) valid.push({ msg, result: parsed.data });
+      if (parsed?.success && storable(parsed.data)) valid.push({ msg, result: parsed.data });
       else {
         counters.invalid++;
         log.warn({ subject: msg.subject, seq: msg.seq, issues: parsed?.error?.issues.slice(0, 3) }, 'invalid result terminated');
         msg.term();
       }
     }
-    if (valid.length === 0) return;
+    return valid;
+  };
+
+  const write = async (items: readonly Item[]): Promise<void> => {
+    let events;
     try {
-      const events = await storeResults(opts.sql, valid.map((v) => v.result), now());
-      for (const v of valid) v.msg.ack();
-      counters.stored += valid.length;
-      counters.batches++;
-      if (events.length > 0) await opts.outbox.publish(events);
+      events = await storeResults(opts.sql, items.map((i) => i.result), now());
     } catch (err) {
+      if (isDataError(err) && items.length > 1) {
+        const half = Math.ceil(items.length / 2);
+        await write(items.slice(0, half));
+        await write(items.slice(half));
+        return;
+      }
+      if (isDataError(err)) {
+        counters.invalid++;
+        log.warn({ err, subject: items[0]!.msg.subject, seq: items[0]!.msg.seq }, 'result refused by the database terminated');
+        items[0]!.msg.term();
+        return;
+      }
       counters.failedBatches++;
-      log.error({ err, size: valid.length }, 'result batch not stored; redelivering later');
-      for (const v of valid) v.msg.nak(5_000);
+      log.error({ err, size: items.length }, 'result batch not stored; redelivering later');
+      for (const i of items) i.msg.nak(5_000);
+      return;
+    }
+    for (const i of items) i.msg.ack();
+    counters.stored += items.length;
+    counters.batches++;
+    // Recorded in the outbox with the batch: what fails to go out now, the relay sends later.
+    if (events.length > 0) await opts.outbox.publish(events).catch((err: unknown) => log.warn({ err }, 'events left to the outbox relay'));
+  };
+
+  const writer = async () => {
+    for (;;) {
+      if (stopping) return;
+      if (!ready()) {
+        // A timer may fire a little before performance.now() says the linger is over: without
+        // another wake-up, the queue would wait for the next batchSize messages.
+        if (queue.length > 0) setTimeout(wakeAll, Math.ceil(lingerMs - (performance.now() - oldestAt)) + 1).unref();
+        await new Promise<void>((r) => idle.push(r));
+        continue;
+      }
+      const msgs = queue.splice(0, batchSize);
+      // What is left has waited at least as long: the next idle writer may take it at once.
+      if (queue.length > 0) wakeAll();
+      const valid = parse(msgs);
+      if (valid.length > 0) await write(valid).catch((err: unknown) => log.error({ err }, 'result batch failed'));
     }
   };
 
-  const loop = (async () => {
-    while (!stopped) {
-      const batch: JsMsg[] = [];
-      try {
-        const iter = await consumer.fetch({ max_messages: opts.batchSize ?? 1_000, expires: 1_000 });
-        for await (const m of iter) batch.push(m);
-      } catch (err) {
-        if (stopped) break;
-        log.warn({ err }, 'fetching results failed; retrying');
-        await new Promise((r) => setTimeout(r, 1_000));
-        continue;
-      }
-      await handle(batch);
-    }
-  })();
+  const messages = await consumeFollowingLeader({
+    nc: opts.nc,
+    consumer,
+    stream: opts.names.streams.results,
+    durable: INGEST_CONSUMER,
+    log,
+    options: {
+      max_messages: batchSize * 2,
+      callback: (m) => {
+        if (queue.push(m) === 1) {
+          oldestAt = performance.now();
+          setTimeout(wakeAll, lingerMs).unref();
+        }
+        if (queue.length === batchSize) wakeAll();
+      },
+    },
+  });
+  const writers = Array.from({ length: opts.concurrency ?? 2 }, () => writer());
 
   log.info('ingest started');
   return {
     stats: () => ({ ...counters }),
     async stop() {
-      stopped = true;
-      await loop;
+      stopping = true;
+      await messages.close().catch(() => {});
+      wakeAll();
+      await Promise.all(writers);
+      // Handed back at once, for another ingest process or the next start.
+      for (const m of queue.splice(0)) m.nak();
       log.info('ingest stopped');
     },
   };

@@ -35,10 +35,12 @@ interface ReadRow extends MonitorRecord {
 }
 
 /**
- * A monitor with what the pipeline derived for it: incidents, the 30-day uptime (time not in an
+ * Monitors with what the pipeline derived for them: incidents, the 30-day uptime (time not in an
  * incident over the trailing 30 days, or since creation when younger) and the last check.
+ * `monitors` yields the rows to show (a page at most); everything derived is looked up for those
+ * rows only, each by an index, so the cost does not grow with the number of monitors.
  */
-function readQuery(sql: Sql, now: Date, where: ReturnType<Sql>, page?: PageQuery) {
+function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``) {
   const ts = now.toISOString();
   return sql<ReadRow[]>`
     select m.*, p.name as project_name, p.description as project_description,
@@ -46,17 +48,20 @@ function readQuery(sql: Sql, now: Date, where: ReturnType<Sql>, page?: PageQuery
       (select count(*)::int from incidents i where i.monitor_id = m.id) as incidents_count,
       coalesce((select floor(extract(epoch from (coalesce(i.ended_at, ${ts}::timestamptz) - i.started_at)))::int
                 from incidents i where i.monitor_id = m.id order by i.started_at desc limit 1), 0) as last_incident_duration,
-      coalesce((select sum(extract(epoch from (least(coalesce(i.ended_at, ${ts}::timestamptz), ${ts}::timestamptz)
-                                         - greatest(i.started_at, w.since))))
-                from incidents i where i.monitor_id = m.id and coalesce(i.ended_at, ${ts}::timestamptz) > w.since), 0)::float8 as down_seconds,
-      extract(epoch from (${ts}::timestamptz - w.since))::float8 as window_seconds
-      ${page ? sql`, count(*) over ()::int as total` : sql``}
-    from monitors m
+      -- Incidents of a monitor never overlap: those in the window are the ones started inside it
+      -- and at most one started before it.
+      coalesce((select sum(extract(epoch from (least(coalesce(i.ended_at, ${ts}::timestamptz), ${ts}::timestamptz) - greatest(i.started_at, w.since))))
+                from (select started_at, ended_at from incidents where monitor_id = m.id and started_at > w.since
+                      union all
+                      (select started_at, ended_at from incidents where monitor_id = m.id and started_at <= w.since order by started_at desc limit 1)) i
+                where coalesce(i.ended_at, ${ts}::timestamptz) > w.since), 0)::float8 as down_seconds,
+      extract(epoch from (${ts}::timestamptz - w.since))::float8 as window_seconds,
+      greatest(m.last_checked_at, (select max(r.checked_at) from monitor_regions r where r.monitor_id = m.id)) as last_checked_at
+      ${extra}
+    from (${monitors}) m
     join projects p on p.id = m.project_id
     cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - interval '30 days') as since) w
-    where ${where}
-    order by m.created_at, m.id
-    ${page ? sql`limit ${page.per_page} offset ${offsetOf(page)}` : sql``}`;
+    order by m.created_at, m.id`;
 }
 
 function toMonitor(r: ReadRow, now: Date): Monitor {
@@ -86,16 +91,32 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
   };
 }
 
+/**
+ * A page of the projects' monitors, oldest first. Each project contributes its first
+ * offset + per_page monitors by index order, so a page costs what its offset costs, and the total
+ * comes from the counts the monitors triggers keep.
+ */
 export async function listMonitors(sql: Sql, projectIds: readonly string[], page: PageQuery, now: Date) {
-  const rows = await readQuery(sql, now, sql`m.project_id = any(${sql.array([...projectIds])}::uuid[])`, page);
-  const total =
-    rows[0]?.total ??
-    (await sql<{ n: number }[]>`select count(*)::int as n from monitors where project_id = any(${sql.array([...projectIds])}::uuid[])`)[0]!.n;
-  return { items: rows.map((r) => toMonitor(r, now)), total };
+  const projects = [...new Set(projectIds)];
+  const offset = offsetOf(page);
+  const total = sql`select coalesce(sum(monitors), 0)::int from monitor_counts where project_id = any(${projects}::uuid[])`;
+  const rows = await readQuery(
+    sql,
+    now,
+    sql`
+      select pm.* from unnest(${projects}::uuid[]) as pr(id)
+      cross join lateral (select * from monitors where project_id = pr.id order by created_at, id limit ${offset + page.per_page}) pm
+      order by pm.created_at, pm.id
+      limit ${page.per_page} offset ${offset}`,
+    sql`, (${total}) as total`,
+  );
+  // A page past the end has no row to carry the total.
+  const count = rows[0]?.total ?? ((await sql<{ n: number }[]>`select (${total}) as n`)[0]!.n);
+  return { items: rows.map((r) => toMonitor(r, now)), total: count };
 }
 
 export async function findMonitor(sql: Sql, id: string, projectIds: readonly string[], now: Date): Promise<Monitor | undefined> {
-  const [row] = await readQuery(sql, now, sql`m.id = ${id} and m.project_id = any(${sql.array([...projectIds])}::uuid[])`);
+  const [row] = await readQuery(sql, now, sql`select * from monitors where id = ${id} and project_id = any(${[...projectIds]}::uuid[])`);
   return row && toMonitor(row, now);
 }
 

@@ -30,13 +30,21 @@ export function quorumOf(regions: number): number {
 }
 
 export function evaluateMonitor(current: MonitorHealth, votes: readonly RegionVote[], now: Date, staleAfterMs: number): Evaluation {
-  const voting = votes.filter((v) => now.getTime() - v.scheduledAt.getTime() <= staleAfterMs);
-  const failing = voting.filter((v) => !v.ok);
-  const base = {
-    failing: failing.map((v) => v.region).sort(),
-    voting: voting.map((v) => v.region).sort(),
-    cause: failing.find((v) => v.error)?.error ?? '',
-  };
+  // One pass, no intermediate arrays: the ingest runs this for every monitor of every batch.
+  const since = now.getTime() - staleAfterMs;
+  const voting: string[] = [];
+  const failing: string[] = [];
+  let cause = '';
+  for (const v of votes) {
+    if (v.scheduledAt.getTime() < since) continue;
+    voting.push(v.region);
+    if (v.ok) continue;
+    failing.push(v.region);
+    if (!cause && v.error) cause = v.error;
+  }
+  if (voting.length > 1) voting.sort();
+  if (failing.length > 1) failing.sort();
+  const base = { failing, voting, cause };
   if (voting.length === 0) return { ...base, status: current, transition: null };
   const down = failing.length >= quorumOf(voting.length);
   if (down) return { ...base, status: 2, transition: current === 2 ? null : 'down' };
