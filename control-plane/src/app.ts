@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../shared/src/config.ts';
 import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts';
+import { serverTimeouts } from '../../shared/src/net/server-timeouts.ts';
 import { createMetrics, instrumentHttp, type Metrics } from '../../shared/src/metrics.ts';
 import type { Logger } from '../../shared/src/logger.ts';
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
@@ -53,9 +54,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
-    connectionTimeout: 0,
-    requestTimeout: 30_000,
-    keepAliveTimeout: 65_000,
+    ...serverTimeouts(deps.config),
     return503OnClosing: true,
     trustProxy: false,
   }).withTypeProvider<ZodTypeProvider>();

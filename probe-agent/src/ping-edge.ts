@@ -4,6 +4,7 @@ import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts'
 import type { Logger } from '../../shared/src/logger.ts'
 import { instrumentHttp, type Metrics } from '../../shared/src/metrics.ts'
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts'
+import { serverTimeouts } from '../../shared/src/net/server-timeouts.ts'
 import { registerPingEdge } from '../../shared/src/pings/edge.ts'
 import { openBucket } from '../../shared/src/provision.ts'
 import type { Names } from '../../shared/src/subjects.ts'
@@ -29,7 +30,12 @@ export async function startPingEdge(opts: {
   port: number
   host: string
 }): Promise<PingEdge> {
-  const app = Fastify({ loggerInstance: opts.log.child({ component: 'ping-edge' }) as FastifyBaseLogger, logController: quietProbeLogs(), bodyLimit: 1024 * 1024 })
+  const app = Fastify({
+    loggerInstance: opts.log.child({ component: 'ping-edge' }) as FastifyBaseLogger,
+    logController: quietProbeLogs(),
+    bodyLimit: 1024 * 1024,
+    ...serverTimeouts(opts.config),
+  })
   healthRoutes(app, { nats: () => natsAlive(opts.nc) })
   instrumentHttp(app, opts.metrics, 'ping-edge')
   await registerPingEdge(app, {

@@ -42,6 +42,9 @@ export const settings = {
     .optional()
     .describe('Identity of a probe agent in its region. Default: host name and a random suffix.'),
   AGENT_PORT: port.default(3001).describe('Port of a probe agent (health, readiness).'),
+  METRICS_PORT: port
+    .optional()
+    .describe('Port of /healthz, /readyz and /metrics on a control-plane process without the api role (with it, PORT answers them). Default: PORT.'),
   PING_PORT: port.default(3002).describe('Port of a probe agent\'s regional ping edge (heartbeat ping URLs).'),
   PING_PARTITIONS: z.coerce.number().int().min(1).max(1024).default(16).describe('Partitions of the PINGS stream; deadline processes share them through leases. Fixed for a deployment.'),
   SMTP_URL: z
@@ -54,6 +57,10 @@ export const settings = {
   ALLOW_SIGNUP: bool.default(false).describe('Let anyone create an account (user, organization, Default project) on the dashboard\'s sign-up page.'),
   SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(336).describe('Hours a dashboard session lasts without use; each use extends it.'),
   API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(1200).describe('REST API requests a minute per token and control-plane process (bursts up to the same number); 429 beyond.'),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000).describe('Milliseconds a client has to send the headers of a request (control plane and ping edges); then 408 and the connection is closed.'),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000).describe('Milliseconds a client has to send a whole request, body included; then 408 and the connection is closed.'),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000).describe('Milliseconds a connection may pass without a byte either way while a request is open (a client that stops reading its answer); 0 turns it off.'),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(65_000).describe('Milliseconds an idle kept-alive connection stays open between requests (above the 60 s of most load balancers).'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -70,7 +77,7 @@ export const settings = {
     .optional()
     .describe('Key a probe agent opens check credentials with (`uptime agent-key` derives it from SECRET_KEY).'),
   RESULTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe('Days raw check results are kept in Postgres (hourly rollups are kept longer).'),
-  BLOCK_PRIVATE_TARGETS: bool.default(false).describe('Refuse checks of loopback, private, link-local and metadata addresses (turn on for multi-tenant use).'),
+  BLOCK_PRIVATE_TARGETS: bool.default(false).describe('Refuse checks of, and notifications to, loopback, private, link-local and metadata addresses (turn on for multi-tenant use).'),
 } as const;
 
 export const ConfigSchema = z.preprocess(
@@ -80,7 +87,8 @@ export const ConfigSchema = z.preprocess(
 );
 
 type Parsed = z.infer<typeof ConfigSchema>;
-export type Config = Omit<Parsed, 'PUBLIC_URL' | 'PING_BASE_URL' | 'TRIGGER_BASE_URL'> & {
+export type Config = Omit<Parsed, 'PUBLIC_URL' | 'PING_BASE_URL' | 'TRIGGER_BASE_URL' | 'METRICS_PORT'> & {
+  METRICS_PORT: number;
   PUBLIC_URL: string;
   PING_BASE_URL: string;
   TRIGGER_BASE_URL: string;
@@ -116,6 +124,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const publicUrl = trimSlash(c.PUBLIC_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${c.PORT}`);
   return {
     ...c,
+    METRICS_PORT: c.METRICS_PORT ?? c.PORT,
     PUBLIC_URL: publicUrl,
     PING_BASE_URL: trimSlash(c.PING_BASE_URL ?? publicUrl),
     TRIGGER_BASE_URL: trimSlash(c.TRIGGER_BASE_URL ?? publicUrl),

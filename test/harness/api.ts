@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { registerSecretsIn } from './secrets.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -9,6 +10,8 @@ export interface ApiResponse<T = any> {
 /** A small client for the REST API: JSON in, JSON out, with a token. */
 export function apiClient(baseUrl: string, token?: string) {
   return async function call<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+    // Whatever secret goes in or comes out (a password, a trigger token) is searched for in the logs after the run.
+    registerSecretsIn(body);
     const res = await fetch(baseUrl + path, {
       method,
       headers: {
@@ -19,7 +22,9 @@ export function apiClient(baseUrl: string, token?: string) {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+    const parsed = text ? JSON.parse(text) : null;
+    registerSecretsIn(parsed);
+    return { status: res.status, headers: res.headers, body: parsed };
   };
 }
 

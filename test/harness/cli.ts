@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testEnv } from './env.ts';
 
 export const uptimeBin = fileURLToPath(new URL('../../control-plane/bin/uptime.mjs', import.meta.url));
 
@@ -20,10 +23,25 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+const logDir = process.env[testEnv.logDir];
+let children = 0;
+
+/**
+ * Copies a child's log output into the run's log directory, searched for secrets after the run.
+ * One-shot commands print their result (a new token, say) on stdout and log on stderr, so only
+ * their stderr is a log; servers log on stdout.
+ */
+function captureLogs(...streams: (NodeJS.ReadableStream | null)[]): void {
+  if (!logDir) return;
+  const file = join(logDir, `child-${process.pid}-${++children}.log`);
+  for (const s of streams) s?.on('data', (c: Buffer) => appendFileSync(file, c));
+}
+
 /** Runs `uptime <args>` to completion. */
 export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [uptimeBin, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    captureLogs(child.stderr);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -44,6 +62,7 @@ export function startCli(
   timeoutMs = 30_000,
 ): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, [uptimeBin, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  captureLogs(child.stdout, child.stderr);
   let out = '';
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return new Promise((resolve, reject) => {

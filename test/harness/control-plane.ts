@@ -4,6 +4,7 @@ import { allRoles, type Role } from '../../control-plane/src/roles.ts';
 import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from './db.ts';
 import { createTestNats, type TestNats } from './nats.ts';
+import { registerSecret } from './secrets.ts';
 
 export interface TestControlPlane {
   url: string;
@@ -28,6 +29,7 @@ export async function startTestControlPlane(
     SECRET_KEY: randomBytes(32).toString('base64url'),
     ...opts.env,
   });
+  registerSecret(config.SECRET_KEY);
   const cp = await startControlPlane({ config, log: quietLog, sql: db.sql, nc: nats.nc, roles: opts.roles ?? allRoles, port: 0 });
   return {
     url: cp.url!,

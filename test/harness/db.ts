@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { createLogger } from '../../shared/src/logger.ts';
 import { migrate } from '../../control-plane/src/db/migrate.ts';
 import { createSql, type Sql } from '../../control-plane/src/db/sql.ts';
 import { requireTestEnv } from './env.ts';
+import { testLog } from './log.ts';
 
 export interface TestDatabase {
   url: string;
@@ -11,7 +11,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export const quietLog = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+/** The components' logger in tests (see log.ts: captured to a file under test/run.ts). */
+export const quietLog = testLog;
 
 /** A fresh, migrated database of its own for one test file. */
 export async function createTestDatabase(opts: { migrate?: boolean } = {}): Promise<TestDatabase> {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createToken, createUser, type CreatedUser } from '../../control-plane/src/accounts/service.ts';
 import type { Sql } from '../../control-plane/src/db/sql.ts';
+import { registerSecret } from './secrets.ts';
 
 export interface TestAccount extends CreatedUser {
   email: string;
@@ -18,5 +19,6 @@ export async function createAccount(sql: Sql, overrides: { email?: string; passw
   const user = await createUser(sql, { email, password });
   const api = await createToken(sql, user.user_id, 'test', 'api');
   const mcp = await createToken(sql, user.user_id, 'test-mcp', 'mcp');
+  for (const secret of [password, api.token, mcp.token]) registerSecret(secret);
   return { ...user, email, password, token: api.token, mcpToken: mcp.token, auth: `Bearer ${api.token}` };
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { isBlockedAddress } from '../../probe-agent/src/check/address.ts'
+import { isBlockedAddress } from '../../shared/src/net/address.ts'
 
 const blocked: Array<[string, string]> = [
   ['127.0.0.1', 'loopback'],

@@ -4,11 +4,12 @@ import type { KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { loadConfig, type Config } from '../../shared/src/config.ts'
 import { CheckResult, type Assignment } from '../../shared/src/contracts/monitoring.ts'
-import { createLogger } from '../../shared/src/logger.ts'
 import type { Names } from '../../shared/src/subjects.ts'
 import { startAgent, type AgentOptions, type RunningAgent } from '../../probe-agent/src/agent.ts'
+import { testLog } from '../harness/log.ts'
 
-export const quietLog = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
+/** Captured with every other log line of the run, and searched for secrets (test/run.ts). */
+export const quietLog = testLog
 
 /** Tests run the agent 5x faster: a 5 s interval is a 1 s slot, presence ttl 3 s. */
 export const timeScale = 0.2

@@ -1,38 +1,17 @@
-import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import type { App } from '../../control-plane/src/app.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { expectSane, headerValue, junkJson, junkValue, RUNS } from './fuzz-kit.ts';
 
 /**
  * Every REST route (from the route table) gets at least 1,000 generated bad bodies, 1,000 bad
  * queries and 1,000 bad header sets. Whatever comes in: no 5xx, and every error is a JSON body
- * with a `message`.
+ * with a `message`. The dashboard, `/mcp` and the public routes have files of their own.
  */
-const RUNS = 1_000;
-
-const junkValue = fc.oneof(
-  fc.string(),
-  fc.string({ unit: 'grapheme' }),
-  fc.integer().map(String),
-  fc.double().map(String),
-  fc.constantFrom('', '0', '-1', '1.5', 'null', 'true', '[]', '{}', '%00', '\u0000', 'a'.repeat(5000), '00000000-0000-4000-8000-000000000000', '1e999'),
-);
-const junkJson = fc.oneof(
-  fc.anything({ maxDepth: 3, withNullPrototype: true, withBigInt: false }),
-  fc.dictionary(fc.constantFrom('name', 'url', 'project_id', 'valid_http_codes', '_method', 'active', 'interval', 'timeout', 'grace_period', 'cron_schedule', 'next_ping_at', 'regions', 'integration_ids', 'type', 'config', '__proto__', 'constructor'), fc.anything({ maxDepth: 2 })),
-);
-
-async function expectSane(app: App, opts: InjectOptions, what: string): Promise<void> {
-  const res = await app.inject(opts);
-  assert.ok(res.statusCode < 500, `${what} -> ${res.statusCode} ${res.body.slice(0, 300)}`);
-  if (res.statusCode >= 400) {
-    const body = JSON.parse(res.body) as { message?: unknown };
-    assert.equal(typeof body.message, 'string', `${what}: ${res.body.slice(0, 200)}`);
-  }
-}
+const expectJson = (app: App, opts: InjectOptions, what: string) => expectSane(app, opts, 'json', what);
 
 describe('fuzzing every REST route', () => {
   let cp: TestControlPlane;
@@ -54,7 +33,7 @@ describe('fuzzing every REST route', () => {
     for (const r of routes) {
       await fc.assert(
         fc.asyncProperty(idArb, fc.oneof(junkJson.map((v) => JSON.stringify(v) ?? 'null'), fc.string()), async (id, payload) => {
-          await expectSane(app, { method: r.method as 'POST', url: r.url.replace(':id', id), payload, headers: { authorization: ada.auth, 'content-type': 'application/json' } }, `${r.method} ${r.url} body ${payload.slice(0, 80)}`);
+          await expectJson(app, { method: r.method as 'POST', url: r.url.replace(':id', id), payload, headers: { authorization: ada.auth, 'content-type': 'application/json' } }, `${r.method} ${r.url} body ${payload.slice(0, 80)}`);
         }),
         { numRuns: RUNS },
       );
@@ -66,7 +45,7 @@ describe('fuzzing every REST route', () => {
       await fc.assert(
         fc.asyncProperty(fc.dictionary(fc.oneof(fc.constantFrom('page', 'per_page', 'project_id', 'organization_id', 'region'), fc.string()), junkValue, { maxKeys: 4 }), async (query) => {
           const qs = new URLSearchParams(query as Record<string, string>).toString();
-          await expectSane(app, { method: r.method as 'GET', url: `${r.url.replace(':id', ada.project_id)}?${qs}`, headers: { authorization: ada.auth } }, `${r.method} ${r.url}?${qs.slice(0, 80)}`);
+          await expectJson(app, { method: r.method as 'GET', url: `${r.url.replace(':id', ada.project_id)}?${qs}`, headers: { authorization: ada.auth } }, `${r.method} ${r.url}?${qs.slice(0, 80)}`);
         }),
         { numRuns: RUNS },
       );
@@ -74,7 +53,6 @@ describe('fuzzing every REST route', () => {
   });
 
   it('survives bad headers on every route', async () => {
-    const headerValue = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) });
     for (const r of routes) {
       await fc.assert(
         fc.asyncProperty(
@@ -82,7 +60,7 @@ describe('fuzzing every REST route', () => {
           fc.oneof(headerValue, fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1')),
           fc.string(),
           async (authorization, contentType, payload) => {
-            await expectSane(app, { method: r.method as 'POST', url: r.url.replace(':id', ada.project_id), payload, headers: { authorization, 'content-type': contentType } }, `${r.method} ${r.url} auth=${authorization.slice(0, 40)} ct=${contentType}`);
+            await expectJson(app, { method: r.method as 'POST', url: r.url.replace(':id', ada.project_id), payload, headers: { authorization, 'content-type': contentType } }, `${r.method} ${r.url} auth=${authorization.slice(0, 40)} ct=${contentType}`);
           },
         ),
         { numRuns: RUNS },

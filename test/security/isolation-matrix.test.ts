@@ -4,10 +4,11 @@ import { createToken, revokeTokenByName } from '../../control-plane/src/accounts
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { openSession } from '../harness/sessions.ts';
 
 /**
- * Every REST route, taken from the application's own route table, times four callers: no token,
- * a revoked token, an MCP token, and another tenant's token. A route added later is covered
+ * Every REST route, taken from the application's own route table, times five callers: no token,
+ * a revoked token, an MCP token, a dashboard session cookie, and another tenant's token. A route added later is covered
  * automatically; one whose resource has no fixture below fails until it gets one.
  */
 interface Fixture {
@@ -49,6 +50,7 @@ describe('tenant isolation matrix', () => {
   let owner: TestAccount;
   let other: TestAccount;
   let revoked: string;
+  let cookie: string;
   const ids: Record<string, string> = {};
   let routes: { method: string; url: string }[];
 
@@ -58,6 +60,7 @@ describe('tenant isolation matrix', () => {
     other = await createAccount(cp.db.sql);
     revoked = (await createToken(cp.db.sql, owner.user_id, 'revoked', 'api')).token;
     await revokeTokenByName(cp.db.sql, owner.user_id, 'revoked');
+    cookie = (await openSession(cp.db.sql, owner.user_id)).cookie;
     routes = cp.cp.app!.routeTable.filter((r) => r.auth === 'bearer' && r.method !== 'HEAD' && r.method !== 'OPTIONS');
     const api = apiClient(cp.url, owner.token);
     for (const kind of new Set(routes.map((r) => r.url.split('/')[1]!))) {
@@ -85,6 +88,7 @@ describe('tenant isolation matrix', () => {
     ['no token', () => ({})],
     ['a revoked token', () => ({ authorization: `Bearer ${revoked}` })],
     ['an MCP token', () => ({ authorization: `Bearer ${owner.mcpToken}` })],
+    ['a dashboard session cookie', () => ({ cookie })],
   ] as const) {
     it(`answers 401 to ${who} on every route`, async () => {
       for (const r of routes) {

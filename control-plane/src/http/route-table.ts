@@ -1,8 +1,12 @@
 import type { RouteOptions } from 'fastify';
 import type { App } from './context.ts';
 
-/** How a route authenticates its caller. */
-export type RouteAuth = 'bearer' | 'public';
+/**
+ * How a route authenticates its caller: a REST API token (`bearer`), a dashboard session cookie
+ * with its CSRF token on forms (`session`), an MCP token (`mcp`), or nobody (`public`: health,
+ * documentation, ping and notify URLs, status pages, badges, sign-in).
+ */
+export type RouteAuth = 'bearer' | 'session' | 'mcp' | 'public';
 
 export interface RouteInfo {
   method: string;
@@ -38,9 +42,14 @@ export function recordRoutes(app: App): void {
   });
 }
 
+/** Marks every route registered in this scope (and below it) as authenticated by `auth`. */
+export function markRoutes(scope: App, auth: Exclude<RouteAuth, 'public'>): void {
+  scope.addHook('onRoute', (r: RouteOptions) => {
+    r.config = { ...(r.config as object), auth } as RouteOptions['config'];
+  });
+}
+
 /** Marks every route registered in this scope as one that needs a REST API token. */
 export function markBearerRoutes(scope: App): void {
-  scope.addHook('onRoute', (r: RouteOptions) => {
-    r.config = { ...(r.config as object), auth: 'bearer' } as RouteOptions['config'];
-  });
+  markRoutes(scope, 'bearer');
 }

@@ -5,6 +5,7 @@ import { createAuthenticator, parseBearer } from '../auth/bearer.ts';
 import { AppError } from '../errors.ts';
 import type { HeartbeatContext } from '../heartbeats/service.ts';
 import type { App } from '../http/context.ts';
+import { markRoutes } from '../http/route-table.ts';
 import { buildMcpServer } from './server.ts';
 
 const jsonRpcError = (message: string) => ({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
@@ -18,6 +19,7 @@ export async function registerMcp(app: App, ctx: HeartbeatContext): Promise<void
   app.addHook('onClose', () => auth.stop());
 
   await app.register(async (scope: App) => {
+    markRoutes(scope, 'mcp');
     scope.addHook('onRequest', async (req) => {
       try {
         req.principal = await auth.authenticate(req);

@@ -47,9 +47,20 @@ export function idParam(req: FastifyRequest, name = 'id'): string {
 
 export type Form = Record<string, string | string[] | undefined>;
 
+/**
+ * The fields of a form post. A body of another type (JSON parses too) keeps only what a form could
+ * have sent, strings and lists of strings, so a number or an object where text is expected is an
+ * empty field (a 4xx), not a crash.
+ */
 export function formOf(req: FastifyRequest): Form {
   const body = req.body;
-  return body && typeof body === 'object' ? (body as Form) : {};
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return {};
+  const form: Form = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (typeof v === 'string') form[k] = v;
+    else if (Array.isArray(v)) form[k] = v.filter((x): x is string => typeof x === 'string');
+  }
+  return form;
 }
 
 /** One value of a form field (the last, when a field is repeated), trimmed. */

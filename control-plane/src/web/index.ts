@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../http/context.ts';
+import { markRoutes } from '../http/route-table.ts';
 import { assetRoutes, loadAssets } from './assets.ts';
 import { cookieNames, clearSessionCookie, setSessionCookie } from './cookies.ts';
 import { crossSite, sameToken, submittedToken } from './csrf.ts';
@@ -78,6 +79,7 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
     signUpRoutes(web, deps);
 
     await web.register(async (signedIn: App) => {
+      markRoutes(signedIn, 'session');
       signedIn.addHook('onRequest', async (req, reply) => requireSession(req, reply, deps));
       signedIn.addHook('preHandler', async (req, reply) => {
         if (req.method !== 'POST') return;

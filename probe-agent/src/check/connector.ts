@@ -1,7 +1,7 @@
 import { isIP, type LookupFunction, type Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { buildConnector, errors } from 'undici'
-import { isBlockedAddress } from './address.ts'
+import { isBlockedAddress } from '../../../shared/src/net/address.ts'
 import type { DnsCache } from './dns-cache.ts'
 
 export class BlockedTargetError extends Error {

@@ -1,7 +1,9 @@
+import { isIP, isIPv6 } from 'node:net';
 import nodemailer from 'nodemailer';
 import { z } from 'zod';
 import { render } from '../content.ts';
 import { DeliveryError } from '../errors.ts';
+import type { HttpClient } from './http.ts';
 import { toneIcon, type ChannelSpec } from './types.ts';
 
 const EmailConfig = z.strictObject({
@@ -44,15 +46,36 @@ function classify(err: unknown): DeliveryError {
   return new DeliveryError(`${what}: ${(e.message ?? String(err)).replace(/\s+/g, ' ').slice(0, 300)}`, { permanent });
 }
 
+/**
+ * The URL with its host replaced by the checked address to dial, and the name kept for TLS (SNI
+ * and certificate checks); the URL as is when nothing is blocked.
+ */
+async function pinned(url: string, http: HttpClient): Promise<{ url: string; servername?: string }> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DeliveryError('the SMTP URL is not valid', { permanent: true });
+  }
+  const address = await http.pinAddress(parsed.hostname);
+  if (address === undefined) return { url };
+  const name = parsed.hostname.replace(/^\[|\]$/g, '');
+  parsed.hostname = isIPv6(address) ? `[${address}]` : address;
+  return { url: parsed.toString(), ...(isIP(name) ? {} : { servername: name }) };
+}
+
 export const email: ChannelSpec<typeof EmailConfig> = {
   type: 'email',
   config: EmailConfig,
   secrets: ['smtp_url'],
-  create: ({ smtp }) => ({
+  create: ({ smtp, http }) => ({
     async send({ id, notification, config }) {
       const url = config.smtp_url ?? smtp.url;
       if (!url) throw new DeliveryError('no SMTP server: set SMTP_URL or the integration\'s smtp_url', { permanent: true });
-      const transport = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
+      // A tenant's own server is held to BLOCK_PRIVATE_TARGETS like any URL they give; the
+      // operator's SMTP_URL (often a relay on localhost) is not.
+      const target = config.smtp_url ? await pinned(config.smtp_url, http) : { url };
+      const transport = nodemailer.createTransport({ ...target, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
       try {
         await transport.sendMail({
           from: config.from ?? smtp.from,

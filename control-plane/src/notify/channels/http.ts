@@ -1,7 +1,6 @@
-import { lookup as dnsLookup } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import { isBlockedAddress } from '../../../../probe-agent/src/check/address.ts';
+import { guardedLookup, refuses, resolveAllowed, systemResolve, type AddressPolicy, type Resolve } from '../../../../shared/src/net/lookup.ts';
 import { version } from '../../../../shared/src/version.ts';
 import { DeliveryError } from '../errors.ts';
 
@@ -13,23 +12,23 @@ export interface HttpResponse {
 export interface HttpClient {
   /** POSTs and resolves on a 2xx; anything else throws a DeliveryError saying whether to retry. */
   post(url: string, opts: { json?: unknown; body?: string; headers?: Record<string, string> }): Promise<HttpResponse>;
+  /**
+   * For a channel that connects by other means (SMTP): the address to dial for `hostname` when
+   * private targets are blocked, checked once, so the connection cannot be sent elsewhere by a
+   * second DNS answer; undefined when nothing is blocked. A forbidden one is a permanent DeliveryError.
+   */
+  pinAddress(hostname: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
-export interface HttpOptions {
-  blockPrivateTargets: boolean;
+export interface HttpOptions extends AddressPolicy {
   timeoutMs?: number;
+  /** How host names are resolved (getaddrinfo by default). */
+  resolve?: Resolve;
 }
 
 export const userAgent = `uptime-notify/${version}`;
 const MAX_BODY = 16 * 1024;
-
-class BlockedAddressError extends Error {
-  readonly code = 'ERR_BLOCKED_TARGET';
-  constructor(address: string) {
-    super(`address ${address} is not allowed (BLOCK_PRIVATE_TARGETS)`);
-  }
-}
 
 /** 408 and 429 say "later"; every other 4xx says the message itself is refused. */
 export function isPermanentStatus(status: number): boolean {
@@ -54,25 +53,20 @@ async function readCapped(body: AsyncIterable<Buffer>): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').slice(0, MAX_BODY);
 }
 
+const blockedMessage = (host: string, address: string) => `${host}: address ${address} is not allowed (BLOCK_PRIVATE_TARGETS)`;
+
 /**
  * The HTTP side of every channel: undici with a total time limit, and, when private targets are
  * blocked, a resolver that refuses internal addresses (checked on the address actually dialled,
- * so a DNS name cannot smuggle one in). Error texts name the host only: URLs often hold tokens.
+ * so a DNS name cannot smuggle one in). Redirects are never followed: a webhook that answers 3xx
+ * has not taken the message, and following it would let any public URL send us inside.
+ * Error texts name the host only: URLs often hold tokens.
  */
 export function createHttpClient(opts: HttpOptions): HttpClient {
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const lookup: LookupFunction = (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, found) => {
-      if (err) return callback(err, '', 0);
-      const blocked = found.find((a) => isBlockedAddress(a.address));
-      if (blocked) return callback(new BlockedAddressError(blocked.address), '', 0);
-      if (options.all) return callback(null, found);
-      const first = found[0]!;
-      callback(null, first.address, first.family);
-    });
-  };
+  const resolve = opts.resolve ?? systemResolve;
   const agent = new Agent({
-    connect: { timeout: timeoutMs, ...(opts.blockPrivateTargets ? { lookup } : {}) },
+    connect: { timeout: timeoutMs, lookup: guardedLookup(opts, resolve) },
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
@@ -82,9 +76,7 @@ export function createHttpClient(opts: HttpOptions): HttpClient {
       const target = new URL(url);
       const host = target.host;
       const literal = target.hostname.replace(/^\[|\]$/g, '');
-      if (opts.blockPrivateTargets && isIP(literal) && isBlockedAddress(literal)) {
-        throw new DeliveryError(`address ${literal} is not allowed (BLOCK_PRIVATE_TARGETS)`, { permanent: true });
-      }
+      if (isIP(literal) && refuses(opts, literal)) throw new DeliveryError(blockedMessage(host, literal), { permanent: true });
       let res;
       try {
         res = await request(target, {
@@ -99,21 +91,40 @@ export function createHttpClient(opts: HttpOptions): HttpClient {
           body: json !== undefined ? JSON.stringify(json) : body,
         });
       } catch (err) {
-        const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
-        const code = e.code === 'ERR_BLOCKED_TARGET' || e.cause?.code === 'ERR_BLOCKED_TARGET' ? 'ERR_BLOCKED_TARGET' : e.code;
-        if (code === 'ERR_BLOCKED_TARGET') {
-          throw new DeliveryError(`${host}: ${e.cause?.message ?? e.message}`, { permanent: true });
-        }
-        const what = e.name === 'TimeoutError' || e.name === 'AbortError' ? `timed out after ${timeoutMs} ms` : `${code ?? e.name}: ${e.message}`;
+        const e = err as { code?: string; name?: string; message?: string; address?: string; cause?: { code?: string; message?: string; address?: string } };
+        const blocked = e.code === 'ERR_BLOCKED_TARGET' ? e : e.cause?.code === 'ERR_BLOCKED_TARGET' ? e.cause : undefined;
+        if (blocked) throw new DeliveryError(blockedMessage(host, blocked.address ?? 'of this host'), { permanent: true });
+        const what = e.name === 'TimeoutError' || e.name === 'AbortError' ? `timed out after ${timeoutMs} ms` : `${e.code ?? e.name}: ${e.message}`;
         throw new DeliveryError(`${host}: ${what}`, { permanent: false });
       }
       const text = await readCapped(res.body).catch(() => '');
       if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, body: text };
+      if (res.statusCode >= 300 && res.statusCode < 400) {
+        throw new DeliveryError(`HTTP ${res.statusCode} from ${host}: redirects are not followed`, { permanent: true });
+      }
       const excerpt = text.replace(/\s+/g, ' ').trim().slice(0, 200);
       throw new DeliveryError(`HTTP ${res.statusCode} from ${host}${excerpt ? `: ${excerpt}` : ''}`, {
         permanent: isPermanentStatus(res.statusCode),
         retryAfterMs: retryAfterMs(res.headers['retry-after']),
       });
+    },
+    async pinAddress(hostname) {
+      if (!opts.blockPrivateTargets) return undefined;
+      const bare = hostname.replace(/^\[|\]$/g, '');
+      if (isIP(bare)) {
+        if (refuses(opts, bare)) throw new DeliveryError(blockedMessage(hostname, bare), { permanent: true });
+        return bare;
+      }
+      try {
+        const [first] = await resolveAllowed(opts, resolve, bare);
+        if (!first) throw new DeliveryError(`${hostname}: no address`, { permanent: false });
+        return first.address;
+      } catch (err) {
+        if (err instanceof DeliveryError) throw err;
+        const e = err as { code?: string; message?: string; address?: string };
+        if (e.code === 'ERR_BLOCKED_TARGET') throw new DeliveryError(blockedMessage(hostname, e.address ?? 'of this host'), { permanent: true });
+        throw new DeliveryError(`${hostname}: ${e.code ?? 'DNS error'}: ${e.message}`, { permanent: false });
+      }
     },
     close: () => agent.close(),
   };

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { App } from '../../control-plane/src/app.ts';
+import type { Answers } from './routes.ts';
+
+/** Generated inputs per route and kind (bodies, queries, header sets). */
+export const RUNS = 1_000;
+
+export const junkValue = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'grapheme' }),
+  fc.integer().map(String),
+  fc.double().map(String),
+  fc.constantFrom('', '0', '-1', '1.5', 'null', 'true', '[]', '{}', '%00', '\u0000', 'a'.repeat(5000), '00000000-0000-4000-8000-000000000000', '1e999', '../../etc/passwd', '<script>x</script>', '__proto__'),
+);
+
+export const junkJson = fc.oneof(
+  fc.anything({ maxDepth: 3, withNullPrototype: true, withBigInt: false }),
+  fc.dictionary(
+    fc.constantFrom('name', 'url', 'project_id', 'valid_http_codes', '_method', 'active', 'interval', 'timeout', 'grace_period', 'cron_schedule', 'next_ping_at', 'regions', 'integration_ids', 'type', 'config', 'message', 'token', '__proto__', 'constructor'),
+    fc.anything({ maxDepth: 2 }),
+  ),
+);
+
+/** A header value Node lets through (visible ASCII and spaces). */
+export const headerValue = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) });
+
+export const contentTypes = fc.oneof(
+  headerValue,
+  fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'multipart/form-data', 'application/json; charset=latin1', 'text/html', 'application/octet-stream'),
+);
+
+/** A path parameter: a UUID, a real id now and then, or anything at all (encoded). */
+export const idArb = (...real: string[]) =>
+  fc.oneof(fc.uuid(), fc.string({ minLength: 1 }).map(encodeURIComponent), ...(real.length > 0 ? [fc.constantFrom(...real)] : []));
+
+/** Form bodies: known field names and anything else, with junk values, sometimes repeated. */
+export const formBody = (fields: string[]) =>
+  fc
+    .array(fc.tuple(fc.oneof(fc.constantFrom(...fields), fc.string()), junkValue), { maxLength: 8 })
+    .map((pairs) => new URLSearchParams(pairs).toString());
+
+export type { Answers };
+
+/**
+ * Whatever came in: no 5xx, and an error in the route's own kind of answer: JSON with a
+ * `message` for the API, an HTML page for the dashboard, short plain text for ping URLs and files.
+ */
+export async function expectSane(app: App, opts: InjectOptions, answers: Answers, what: string): Promise<LightMyRequestResponse> {
+  const res = await app.inject(opts);
+  assert.ok(res.statusCode < 500, `${what} -> ${res.statusCode} ${res.body.slice(0, 300)}`);
+  if (res.statusCode >= 400) assertErrorShape(res, answers, what);
+  return res;
+}
+
+export function assertErrorShape(res: LightMyRequestResponse, answers: Answers, what: string): void {
+  const type = String(res.headers['content-type'] ?? '');
+  const shape = type.startsWith('application/json') ? 'json' : type.startsWith('text/html') ? 'html' : type.startsWith('text/plain') ? 'text' : type;
+  // Refused before the route's own handler (a content type or a NUL it cannot take): the error
+  // of the scope it lives in, the API's JSON, or a page for files the dashboard serves.
+  const allowed = { json: ['json'], html: ['html'], text: ['text', 'json'], file: ['text', 'json', 'html'] }[answers];
+  assert.ok(allowed.includes(shape), `${what} -> ${res.statusCode} ${type}: ${res.body.slice(0, 100)}`);
+  if (shape === 'json') {
+    const body = JSON.parse(res.body) as { message?: unknown };
+    assert.equal(typeof body.message, 'string', `${what}: ${res.body.slice(0, 200)}`);
+  } else if (shape === 'html') {
+    assert.equal(type, 'text/html; charset=utf-8', `${what} -> ${res.statusCode} ${type}`);
+    if (res.body !== '') assert.match(res.body, /^<!doctype html>/i, `${what}: ${res.body.slice(0, 200)}`);
+  } else {
+    assert.ok(res.body.length < 200, `${what}: ${res.body.slice(0, 200)}`);
+  }
+}
+
+export const fill = (url: string, id: string) => url.replace(/:[A-Za-z]+/g, id);

@@ -1,0 +1,59 @@
+import type { RouteInfo } from '../../control-plane/src/http/route-table.ts';
+
+/**
+ * What each route of the application promises a caller, by how it authenticates. Routes behind a
+ * token or a session are covered by the generated matrices (`isolation-*.test.ts`, `fuzz*.test.ts`)
+ * whatever their number; a public route must be listed here with the kind of answer it gives, so
+ * a route added without an auth kind fails `route-coverage.test.ts` until someone decides.
+ *
+ * - `json`: errors are JSON with a `message` (the API's envelope).
+ * - `text`: ping URLs answer short plain text (`OK`, `Not found`...), which cron jobs log as is;
+ *   a request refused before the handler (a bad content type, a NUL) gets the API's JSON error.
+ * - `html`: dashboard pages for signed-out visitors; errors are HTML pages.
+ * - `file`: fixed files (assets, badges, API documentation); a missing one is a plain 404, a
+ *   request refused before the handler gets the error of the scope serving it (JSON or a page).
+ */
+export type Answers = 'json' | 'text' | 'html' | 'file';
+
+export interface PublicRoute {
+  methods: readonly string[];
+  answers: Answers;
+  /** Why nobody needs to be signed in. */
+  why: string;
+}
+
+const getHead = ['GET', 'HEAD'] as const;
+const everyPingMethod = ['GET', 'POST', 'HEAD', 'PUT', 'PATCH', 'DELETE'] as const;
+
+export const publicRoutes: Record<string, PublicRoute> = {
+  '/healthz': { methods: getHead, answers: 'json', why: 'liveness probe of a load balancer' },
+  '/readyz': { methods: getHead, answers: 'json', why: 'readiness probe of a load balancer' },
+  '/metrics': { methods: getHead, answers: 'text', why: 'Prometheus scrape; counters only, no tenant data' },
+  '/openapi.json': { methods: getHead, answers: 'json', why: 'the API description' },
+  '/docs': { methods: getHead, answers: 'file', why: 'API documentation' },
+  '/docs/': { methods: ['HEAD'], answers: 'file', why: 'API documentation' },
+  '/docs/json': { methods: getHead, answers: 'json', why: 'API documentation' },
+  '/docs/yaml': { methods: getHead, answers: 'file', why: 'API documentation' },
+  '/docs/static/index.html': { methods: getHead, answers: 'file', why: 'API documentation' },
+  '/docs/static/swagger-initializer.js': { methods: getHead, answers: 'file', why: 'API documentation' },
+  '/docs/static/*': { methods: getHead, answers: 'file', why: 'API documentation' },
+  '/heartbeat/:id': { methods: everyPingMethod, answers: 'text', why: 'ping URL: the unguessable heartbeat id is the address' },
+  '/heartbeat/:id/:suffix': { methods: everyPingMethod, answers: 'text', why: 'start and fail ping URLs' },
+  '/api/notify/:id': {
+    methods: ['GET', 'POST', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'],
+    answers: 'json',
+    why: 'notify URL: the trigger id is the address, its optional token the key',
+  },
+  '/assets/:name': { methods: getHead, answers: 'file', why: 'stylesheet, script and icon of the dashboard' },
+  '/status/:slug': { methods: getHead, answers: 'html', why: 'public status page at a 128-bit random slug, opt-in' },
+  '/badge/:file': { methods: getHead, answers: 'file', why: 'status badge at a 128-bit random slug, opt-in' },
+  '/app/sign-in': { methods: ['GET', 'HEAD', 'POST'], answers: 'html', why: 'where a session starts (double-submit CSRF cookie)' },
+  '/app/sign-up': { methods: ['GET', 'HEAD', 'POST'], answers: 'html', why: 'where an account starts (404 unless ALLOW_SIGNUP)' },
+};
+
+export const routeKey = (r: Pick<RouteInfo, 'method' | 'url'>) => `${r.method} ${r.url}`;
+
+/** Every route of a kind, HEAD included (a HEAD must refuse what its GET refuses). */
+export function routesOf(table: readonly RouteInfo[], auth: RouteInfo['auth']): { method: string; url: string }[] {
+  return table.filter((r) => r.auth === auth).map((r) => ({ method: r.method, url: r.url }));
+}
