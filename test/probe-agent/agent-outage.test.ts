@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
+import { jetstreamManager } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { ensureStreams, openBucket } from '../../shared/src/provision.ts'
@@ -26,10 +27,23 @@ describe('probe agent while NATS is away', () => {
   const stops: Array<() => Promise<unknown>> = []
 
   /** Stops nats-server, lets `checks` more checks reach target, and starts it again on the same port and store. */
-  async function outage(target: Target, checks: number): Promise<void> {
+  async function outage(target: Target, checks: number, whileDown?: () => void): Promise<void> {
     await server.stop()
     await target.waitForRequests(target.requests.length + checks)
+    whileDown?.()
     server = await startNatsServer({ storeDir, log: quietLog, port: server.port })
+    // The test's own connection comes back on its own schedule, and JetStream recovers its streams
+    // after the server listens: the next test starts once both answer.
+    const jsm = await jetstreamManager(nc, { checkAPI: false })
+    await eventually(async () => {
+      try {
+        await jsm.streams.info(names.streams.results)
+        await kv.status()
+        return true
+      } catch {
+        return false
+      }
+    }, 'JetStream back after the restart', 30_000)
   }
 
   before(async () => {
@@ -61,8 +75,7 @@ describe('probe agent while NATS is away', () => {
     const subject = names.subjects.result('outage', a.monitor_id)
     await eventually(async () => (await storedCount(nc, names, subject)) >= 2, 'results before the outage')
 
-    await outage(site, 4)
-    assert.ok(agent.stats().buffered >= 3, `buffered ${agent.stats().buffered}`)
+    await outage(site, 4, () => assert.ok(agent.stats().buffered >= 3, `buffered ${agent.stats().buffered}`))
 
     await eventually(() => agent.stats().buffered === 0, 'the buffer to drain', 30_000)
     await agent.stop()
