@@ -27,10 +27,16 @@ export const presenceIntervalMs = 5_000
 export const defaultCheckConcurrency = 200
 /** A joining agent leaves its first second of slots to the peers that owned them until they see it. */
 export const joinGraceMs = 1_000
-// Short enough that a publish caught by a stream-leader election is retried soon after the new
-// leader is up (elections take 3-6 s); a retry keeps its msg id, so a slow ack never doubles a result.
+// Short enough that a publish lost with a dead stream leader is retried soon after the new leader
+// is up (elections take 4-9 s); a retry keeps its msg id, so a slow ack never doubles a result.
 const publishTimeoutMs = 2_000
 const flushTimeoutMs = 5_000
+/**
+ * What JetStream announces when a stream gets a leader. Any stream's election wakes a blocked
+ * publisher: the agent need not know which stream stores its subjects (the central RESULTS or a
+ * regional one), and a retry that finds nothing to send costs nothing.
+ */
+const streamLeaderElected = '$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.>'
 
 export interface AgentOptions {
   config: Config
@@ -183,6 +189,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   metrics.gauge('uptime_agent_results_buffered', 'Results waiting to be published (NATS away or slow).', () => publisher.stats().buffered)
   metrics.gauge('uptime_agent_results_dropped', 'Results dropped because the buffer was full, since start.', () => publisher.stats().dropped)
   metrics.gauge('uptime_agent_results_published', 'Results published, since start.', () => publisher.stats().published)
+  metrics.gauge('uptime_agent_publish_failures', 'Publish attempts that failed or timed out (NATS away, a stream leader election), since start.', () => publisher.stats().failures)
   metrics.gauge('uptime_agent_monitors_assigned', 'Monitors assigned to this region.', () => ownership.stats().assigned)
   metrics.gauge('uptime_agent_monitors_owned', 'Monitors this agent checks.', () => ownership.stats().owned)
 
@@ -199,6 +206,10 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       }
     }
   })()
+
+  // Without it, results wait after an election for what is in flight to time out and for the
+  // rest of the back-off: up to 3 s.
+  const elections = nc.subscribe(streamLeaderElected, { callback: () => publisher.retryNow() })
 
   let assignmentWatch: { stop(): void } | undefined
   let edge: PingEdge | undefined
@@ -223,6 +234,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   } catch (err) {
     await edge?.stop()
     status.stop?.()
+    elections.unsubscribe()
     assignmentWatch?.stop()
     await scheduler.stop()
     await presence.stop()
@@ -250,6 +262,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       log.warn({ unpublished: publisher.stats().buffered }, 'results left unpublished at stop')
     }
     publisher.close()
+    elections.unsubscribe()
     await checker.close()
     await app.close()
     await edge?.stop()

@@ -45,13 +45,49 @@ export function createMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
       registers: r,
     }),
+    deadlineLateness: new Histogram({
+      name: 'uptime_deadline_lateness_seconds',
+      help: 'How late a heartbeat deadline fired after it came due.',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: r,
+    }),
+    notifyDeliveries: new Counter({
+      name: 'uptime_notify_deliveries_total',
+      help: 'Notification delivery attempts, by channel and outcome: delivered, retried (failed, tried again later) or dead (given up).',
+      labelNames: ['channel', 'status'] as const,
+      registers: r,
+    }),
+    /**
+     * A gauge read when scraped. Registering a name again replaces the earlier gauge, so a role
+     * started again in the same process reports its new state.
+     */
     gauge(name: string, help: string, collect: () => number | Promise<number>): Gauge {
+      registry.removeSingleMetric(name);
       return new Gauge({
         name,
         help,
         registers: r,
         async collect() {
           this.set(await collect());
+        },
+      });
+    },
+    /** A gauge with labels, read when scraped: one series per entry `collect` returns. */
+    labeledGauge<L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[],
+      collect: () => Iterable<{ labels: Record<L, string | number>; value: number }>,
+    ): Gauge<L> {
+      registry.removeSingleMetric(name);
+      return new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers: r,
+        collect() {
+          this.reset();
+          for (const { labels, value } of collect()) this.set(labels, value);
         },
       });
     },

@@ -159,7 +159,7 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     for (const m of monitors.filter((x) => x !== down)) assert.equal((await api('GET', `/monitors/${m.id}`)).body.data.status, 1, m.name);
   });
 
-  it("moves a stopped agent's monitors to its peer in the same region within 5 s", async () => {
+  it("moves a stopped agent's monitors to its peer in the same region within 5 s", async (t) => {
     const [a, b] = inRegion('eu-west') as [RegionalAgent, RegionalAgent];
     const [leaving, peer] = a.agent.stats().owned >= b.agent.stats().owned ? [a, b] : [b, a];
     // What the leaving agent checks now: its latest eu-west result per monitor.
@@ -185,6 +185,7 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
       5_000,
     );
     const tookMs = Date.now() - stoppedAt;
+    t.diagnostic(`the peer took ${moving.length} monitors over in ${tookMs} ms`);
     await stopping;
     assert.ok(tookMs <= 5_000, `took over in ${tookMs} ms`);
     assert.equal(peer.agent.stats().owned, monitors.length);
@@ -196,7 +197,7 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     assert.equal(new Set(keys).size, keys.length, 'no eu-west slot published twice');
   });
 
-  it('loses no result when the node an agent is connected to is killed', async () => {
+  it('loses no result when the node an agent is connected to is killed', async (t) => {
     const { nc, names } = cp!;
     const us = inRegion('us-east')[0]!;
     const filter = `${names.namespace}.results.us-east.>`;
@@ -204,8 +205,10 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
 
     const reconnected = nextStatus(us.nc, 'reconnect', 20_000);
     const checksAtKill = us.agent.stats().checks;
+    const killedAt = Date.now();
     await us.node.kill();
     await reconnected;
+    t.diagnostic(`the agent reconnected ${Date.now() - killedAt} ms after its node (${us.node.name}) died`);
     assert.notEqual(us.nc.info?.server_name, us.node.name, 'reconnected to another node');
     await eventually(async () => us.agent.stats().checks >= checksAtKill + 3, 'three more slots checked after the kill', 15_000, 100);
 
@@ -237,10 +240,24 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     await cluster!.healthy(30_000);
   });
 
-  it('resumes ingestion within 10 s of a stream leader kill, with no acknowledged result lost and no second incident', async () => {
+  it('resumes ingestion within 10 s of a stream leader kill, with no acknowledged result lost and no second incident', async (t) => {
     const { nc, names } = cp!;
     const sql = cp!.db.sql;
     const leader = cluster!.node(await streamLeader(nc, names.streams.results));
+    const ingestLeader = (await (await jetstreamManager(nc)).consumers.info(names.streams.results, INGEST_CONSUMER)).cluster?.leader;
+    // When the new leaders were announced: what the recovery time is made of.
+    const elected = new Map<string, number>();
+    const announcements: Record<string, string> = {
+      [`$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.${names.streams.results}`]: 'RESULTS',
+      [`$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.${names.streams.results}.${INGEST_CONSUMER}`]: 'ingest consumer',
+    };
+    const elections = nc.subscribe('$JS.EVENT.ADVISORY.*.LEADER_ELECTED.>', {
+      callback: (_err, m) => {
+        const what = announcements[m.subject];
+        if (what) elected.set(what, Date.now());
+      },
+    });
+    await nc.flush();
     const killedAt = Date.now();
     await leader.kill();
     await eventually(
@@ -255,6 +272,9 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     );
     // Asserted last, so a slow recovery still gets its losses and duplicates checked.
     const resumedMs = Date.now() - killedAt;
+    const announced = [...elected].map(([what, at]) => `${what} leader elected after ${at - killedAt} ms`).join(', ');
+    t.diagnostic(`ingestion resumed ${resumedMs} ms after the RESULTS leader (${leader.name}) died; the ingest consumer's leader was ${ingestLeader}; ${announced || 'no election heard'}`);
+    elections.unsubscribe();
     const newLeader = await eventually(async () => streamLeader(nc, names.streams.results), 'a new RESULTS leader', 10_000, 100);
     assert.notEqual(newLeader, leader.name);
 
@@ -294,7 +314,9 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     const incidents = await sql<{ monitor_id: string; ended_at: Date | null }[]>`
       select monitor_id, ended_at from incidents where monitor_id in ${sql(ids())}`;
     assert.deepEqual(incidents.map((i) => [i.monitor_id, i.ended_at]), [[down.id, null]], 'one open incident, for the failing monitor');
-    const events = (await readStream(nc, names.streams.events)).filter((e) => e.data.subject?.id === down.id);
+    // EVENTS may have lost its leader with the node too: read it once it has a new one.
+    await eventually(async () => streamLeader(nc, names.streams.events), 'an EVENTS leader', 20_000, 100);
+    const events = (await eventually(() => readStream(nc, names.streams.events), 'reading EVENTS', 20_000, 200)).filter((e) => e.data.subject?.id === down.id);
     assert.deepEqual(events.map((e) => e.data.kind), ['monitor.down']);
     assert.ok(resumedMs <= 10_000, `ingestion resumed ${resumedMs} ms after the leader (${leader.name}) died`);
   });

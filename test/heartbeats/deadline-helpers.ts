@@ -82,7 +82,7 @@ export async function startDeadlinePlane(opts: { roles?: readonly Role[]; env?: 
 export async function startSecondProcess(plane: DeadlinePlane) {
   const nc = await connect({ servers: plane.nats.url, name: 'second-deadline-process' });
   const sql = createSql(plane.db.url, { log: quietLog, max: 4 });
-  const cp = await startControlPlane({ config: plane.config, log: quietLog, sql, nc, roles: ['deadline'], clock: plane.clock });
+  const cp = await startControlPlane({ config: plane.config, log: quietLog, sql, nc, roles: ['deadline'], port: 0, clock: plane.clock });
   let stopped = false;
   return {
     nc,

@@ -106,4 +106,25 @@ describe('deadline timers', () => {
     clock.advance(2_000);
     assert.deepEqual(fired, []);
   });
+
+  it('counts armed deadlines by group and reports how late each fired', async () => {
+    const clock = manualClock(T0);
+    const lateness: number[] = [];
+    const timers = createDeadlineTimers({
+      clock,
+      onDue: () => {},
+      onLateness: (ms) => lateness.push(ms),
+      groupOf: (id) => Number(id.split('-')[1]),
+    });
+    for (let i = 0; i < 6; i++) timers.set(`p-${i % 3}-${i}`, T0 + 1_000 * (i + 1));
+    timers.set('p-0-0', T0 + 500);
+    assert.deepEqual(new Map(timers.countsByGroup()), new Map([[0, 2], [1, 2], [2, 2]]));
+    timers.clearWhere((id) => id.startsWith('p-1-'));
+    assert.deepEqual(new Map(timers.countsByGroup()), new Map([[0, 2], [2, 2]]));
+    await new Promise((r) => setImmediate(r));
+    clock.advance(3_250);
+    // p-0-0 at 500, p-2-2 at 3,000 fired at 3,250; p-0-3 and p-2-5 remain.
+    assert.deepEqual(lateness, [2_750, 250]);
+    assert.deepEqual(new Map(timers.countsByGroup()), new Map([[0, 1], [2, 1]]));
+  });
 });

@@ -104,6 +104,50 @@ describe('result publisher', () => {
     p.close()
   })
 
+  it('retries at once, without waiting out the back-off, when told the stream may answer again', async () => {
+    const server = flakyServer()
+    // A back-off of a minute: only retryNow() can get the results through while the test runs.
+    const p = createResultPublisher({ publish: server.publish, log, retryMinMs: 60_000, retryMaxMs: 60_000 })
+    server.state.down = true
+    for (let i = 0; i < 3; i++) p.push(msg(i))
+    await eventually(() => p.stats().failures >= 1 && p.stats().inFlight === 0)
+    const attempts = server.attempts.length
+    server.state.down = false
+    p.retryNow()
+    assert.equal(await p.flush(1_000), true)
+    assert.deepEqual(server.stored, ['m:r:0', 'm:r:1', 'm:r:2'])
+    assert.equal(server.attempts.length, attempts + 3, 'one retry, then the rest in order')
+    p.retryNow()
+    assert.equal(server.attempts.length, attempts + 3, 'nothing to retry once results flow')
+    p.close()
+  })
+
+  it('does not wait for publishes that will time out once told the stream may answer again', async () => {
+    const server = manualServer()
+    const p = createResultPublisher({ publish: server.publish, log, window: 4, retryMinMs: 60_000, retryMaxMs: 60_000 })
+    for (let i = 0; i < 3; i++) p.push(msg(i))
+    server.calls[0]!.reject(new Error('no responders'))
+    await settle()
+    // 1 and 2 went out before anything could store them: their answers are timeouts to come.
+    p.retryNow()
+    await eventually(() => server.calls.length === 4)
+    assert.equal(server.calls[3]!.msgId, 'm:r:0', 'the oldest result again, at once')
+    server.calls[3]!.resolve()
+    await settle()
+    assert.deepEqual(server.calls.slice(4).map((c) => c.msgId), ['m:r:1', 'm:r:2'], 'then the rest, in order')
+    // A late ack of an abandoned attempt still means stored; its late failure changes nothing.
+    server.calls[1]!.resolve()
+    server.calls[2]!.reject(new Error('timeout'))
+    server.calls[5]!.resolve(true)
+    await settle()
+    assert.equal(p.stats().buffered, 0)
+    assert.equal(p.stats().inFlight, 1, 'the second attempt of 1 still waits for its ack')
+    server.calls[4]!.resolve(true)
+    assert.equal(await p.flush(1_000), true)
+    assert.deepEqual(p.stats(), { published: 3, duplicates: 1, buffered: 0, inFlight: 0, dropped: 0, failures: 2 })
+    p.close()
+  })
+
   it('sends nothing while paused with an empty buffer, and flows again once resumed', async () => {
     const server = manualServer()
     const p = createResultPublisher({ publish: server.publish, log, retryMinMs: 1, retryMaxMs: 2 })

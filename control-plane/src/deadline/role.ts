@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { JsMsg } from '@nats-io/jetstream';
 import { Ping } from '../../../shared/src/contracts/pings.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
+import type { Metrics } from '../../../shared/src/metrics.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import { pingPartition } from '../../../shared/src/pings/partition.ts';
 import { bucketOptions, openBucket } from '../../../shared/src/provision.ts';
@@ -43,6 +44,8 @@ export interface DeadlineOptions {
   batchSize?: number;
   /** Transactions at once at most (default 2). */
   concurrency?: number;
+  /** The process's metrics: armed deadlines per partition, actors, lateness. */
+  metrics?: Metrics;
 }
 
 export interface DeadlineStats {
@@ -90,6 +93,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     onDue: (ids) => {
       for (const id of ids) if (owns(id)) actors.tick(id);
     },
+    ...(opts.metrics ? { onLateness: (ms: number) => opts.metrics!.deadlineLateness.observe(Math.max(0, ms) / 1000), groupOf: partitionOf } : {}),
   });
 
   const retry = (id: string, changed: boolean) => {
@@ -102,7 +106,17 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     retries.add(timer);
   };
 
-  const runner = createRunner({ sql: opts.sql, clock, log, outbox: opts.outbox, projection, timers, deliveries, owns, retry });
+  const runner = createRunner({
+    sql: opts.sql,
+    clock,
+    log,
+    outbox: opts.outbox,
+    projection,
+    timers,
+    deliveries,
+    owns,
+    retry,
+  });
   const actors = createActors<Delivery>({
     run: runner.run,
     batchSize: opts.batchSize ?? 500,
@@ -202,6 +216,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     onRelease: drop,
   });
   log.info({ holder, owned: leases.owned() }, 'deadline role started');
+  if (opts.metrics) registerMetrics(opts.metrics, { owned: () => leases.owned(), armed: () => timers.countsByGroup(), actors: () => actors.stats() });
 
   return {
     stats: () => ({ owned: leases.owned(), armed: timers.size, ...actors.stats(), ...runner.stats(), invalid }),
@@ -215,4 +230,17 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
       log.info('deadline role stopped');
     },
   };
+}
+
+function registerMetrics(
+  metrics: Metrics,
+  role: { owned(): number[]; armed(): ReadonlyMap<number, number>; actors(): { actors: number; queuedPings: number } },
+): void {
+  metrics.gauge('uptime_deadline_partitions_owned', 'PINGS partitions whose lease this process holds.', () => role.owned().length);
+  metrics.labeledGauge('uptime_deadline_heartbeats_armed', 'Heartbeats with an armed deadline, by partition this process holds.', ['partition'], () => {
+    const armed = role.armed();
+    return role.owned().map((partition) => ({ labels: { partition }, value: armed.get(partition) ?? 0 }));
+  });
+  metrics.gauge('uptime_deadline_actors', 'Heartbeat actors with work queued or a step running.', () => role.actors().actors);
+  metrics.gauge('uptime_deadline_pings_queued', 'Pings waiting for their heartbeat\'s actor.', () => role.actors().queuedPings);
 }

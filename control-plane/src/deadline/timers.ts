@@ -12,6 +12,8 @@ export interface DeadlineTimers {
   /** Disarms every id `pred` selects; returns how many. */
   clearWhere(pred: (id: string) => boolean): number;
   dueOf(id: string): number | undefined;
+  /** How many ids are armed in each group `groupOf` puts them in (empty without it). */
+  countsByGroup(): ReadonlyMap<number, number>;
   readonly size: number;
   stop(): void;
 }
@@ -22,12 +24,21 @@ export interface DeadlineTimers {
  * `onDue` in one call, so a thousand heartbeats expiring in the same second cost one wake-up.
  * Ids map to small integer slots, reused after removal.
  */
-export function createDeadlineTimers(opts: { clock: Clock; onDue: (ids: string[]) => void }): DeadlineTimers {
+export function createDeadlineTimers(opts: {
+  clock: Clock;
+  onDue: (ids: string[]) => void;
+  /** How late each deadline fired after it came due (ms), called as it fires. */
+  onLateness?: (lateMs: number) => void;
+  /** The group of an id (its partition), asked once when the id is armed; see countsByGroup(). */
+  groupOf?: (id: string) => number;
+}): DeadlineTimers {
   const { clock } = opts;
   const heap = createHeap(1024);
   const slotOf = new Map<string, number>();
   const idOf: (string | undefined)[] = [];
   const free: number[] = [];
+  const groupOfSlot: number[] = [];
+  const perGroup = new Map<number, number>();
   let handle: unknown;
   let armedFor = Infinity;
   let rearmQueued = false;
@@ -37,6 +48,12 @@ export function createDeadlineTimers(opts: { clock: Clock; onDue: (ids: string[]
     slotOf.delete(id);
     idOf[slot] = undefined;
     free.push(slot);
+    if (opts.groupOf) {
+      const g = groupOfSlot[slot]!;
+      const n = perGroup.get(g)! - 1;
+      if (n === 0) perGroup.delete(g);
+      else perGroup.set(g, n);
+    }
   };
 
   const arm = () => {
@@ -63,6 +80,7 @@ export function createDeadlineTimers(opts: { clock: Clock; onDue: (ids: string[]
     const now = clock.now();
     const due: string[] = [];
     while (heap.size > 0 && heap.peekDue() <= now) {
+      opts.onLateness?.(now - heap.peekDue());
       const slot = heap.pop();
       const id = idOf[slot]!;
       forget(id, slot);
@@ -84,6 +102,11 @@ export function createDeadlineTimers(opts: { clock: Clock; onDue: (ids: string[]
       const fresh = free.pop() ?? idOf.length;
       slotOf.set(id, fresh);
       idOf[fresh] = id;
+      if (opts.groupOf) {
+        const g = opts.groupOf(id);
+        groupOfSlot[fresh] = g;
+        perGroup.set(g, (perGroup.get(g) ?? 0) + 1);
+      }
       heap.push(fresh, at);
     }
     rearmSoon();
@@ -105,6 +128,7 @@ export function createDeadlineTimers(opts: { clock: Clock; onDue: (ids: string[]
       if (n > 0) rearmSoon();
       return n;
     },
+    countsByGroup: () => perGroup,
     dueOf(id) {
       const slot = slotOf.get(id);
       return slot === undefined ? undefined : heap.dueOf(slot);

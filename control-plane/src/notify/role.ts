@@ -1,5 +1,6 @@
 import type { Config } from '../../../shared/src/config.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
+import type { Metrics } from '../../../shared/src/metrics.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
 import type { Sql } from '../db/sql.ts';
@@ -32,6 +33,8 @@ export interface NotifyRoleOptions extends NotifyTuning {
   config: Config;
   keys: Keys;
   now?: () => Date;
+  /** The process's metrics: deliveries by channel and outcome. */
+  metrics?: Metrics;
 }
 
 export interface NotifyRole {
@@ -58,6 +61,7 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
     backoff: { baseMs: opts.backoffBaseMs ?? defaultBackoff.baseMs, capMs: opts.backoffCapMs ?? defaultBackoff.capMs },
     leaseMs: opts.leaseMs ?? 60_000,
     concurrency: opts.concurrency ?? 64,
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
   const events = await startEventsConsumer({ ...deps, now }).catch(async (err: unknown) => {
     await worker.stop();

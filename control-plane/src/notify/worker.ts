@@ -3,6 +3,7 @@ import { nanos } from '@nats-io/transport-node';
 import { durableConsumer } from '../nats/durable.ts';
 import { NotifyJob } from '../../../shared/src/contracts/notify.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
+import type { Metrics } from '../../../shared/src/metrics.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
 import type { Sql } from '../db/sql.ts';
@@ -26,6 +27,8 @@ export interface WorkerOptions {
   /** How long a claim (and the message's ack wait) lasts: longer than any one send. */
   leaseMs: number;
   concurrency: number;
+  /** Counts each outcome by channel (`uptime_notify_deliveries_total`). */
+  metrics?: Pick<Metrics, 'notifyDeliveries'>;
 }
 
 export interface WorkerStats {
@@ -51,6 +54,10 @@ export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop()
     max_ack_pending: 10_000,
   });
   const counters: WorkerStats = { delivered: 0, retried: 0, dead: 0, settled: 0, invalid: 0 };
+  const outcome = (d: Claimed, status: 'delivered' | 'retried' | 'dead') => {
+    counters[status]++;
+    opts.metrics?.notifyDeliveries.inc({ channel: d.integration_type, status });
+  };
 
   const attempt = async (msg: JsMsg, d: Claimed) => {
     const dlog = log.child({ deliveryId: d.id, integrationId: d.integration_id, type: d.integration_type, attempt: d.attempts });
@@ -74,12 +81,12 @@ export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop()
         await markDead(opts.sql, d.id, d.attempts, error);
         // No reason text: nats-server 2.9 ignores a +TERM that carries one.
         msg.term();
-        counters.dead++;
+        outcome(d, 'dead');
         dlog.warn({ error, permanent: failure.permanent }, 'delivery dead');
       } else {
         await markRetry(opts.sql, d.id, d.attempts, error, next.delayMs);
         msg.nak(next.delayMs);
-        counters.retried++;
+        outcome(d, 'retried');
         dlog.info({ error, delayMs: next.delayMs }, 'delivery failed; retrying');
       }
       return;
@@ -87,7 +94,7 @@ export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop()
     // Sent: if recording fails now, the message comes back after the lease and may send again.
     await markDelivered(opts.sql, d.id);
     msg.ack();
-    counters.delivered++;
+    outcome(d, 'delivered');
     dlog.info('delivered');
   };
 

@@ -15,6 +15,7 @@ import { ingestLag, startIngest } from '../ingest/consumer.ts';
 import { createMetrics, type Metrics } from '../../../shared/src/metrics.ts';
 import { startRetention } from '../ingest/retention.ts';
 import { startNotifyRole, type NotifyTuning } from '../notify/role.ts';
+import { startOpsServer } from './ops.ts';
 
 export interface ControlPlaneOptions {
   config: Config;
@@ -22,7 +23,10 @@ export interface ControlPlaneOptions {
   sql: Sql;
   nc: NatsConnection;
   roles: readonly Role[];
-  /** Port override (tests pass 0 for a free port). */
+  /**
+   * Port override of the process's listener: the API, or without the api role the one serving
+   * /healthz, /readyz and /metrics (tests pass 0 for a free port).
+   */
   port?: number;
   /** The process's metrics registry (shared with an agent in the same process). */
   metrics?: Metrics;
@@ -36,6 +40,8 @@ export interface RunningControlPlane {
   keys: ReturnType<typeof deriveKeys>;
   /** Where the API answers, when this process runs the api role. */
   url?: string;
+  /** Where /healthz, /readyz and /metrics answer: the API, or a listener of their own without it. */
+  metricsUrl: string;
   app?: App;
   stop(): Promise<void>;
 }
@@ -56,6 +62,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
   };
   let app: App | undefined;
   let url: string | undefined;
+  let metricsUrl: string | undefined;
   try {
     const needsOutbox = opts.roles.includes('ingest') || opts.roles.includes('deadline');
     const outbox = needsOutbox ? createOutboxPublisher({ sql: opts.sql, nc: opts.nc, names, log }) : undefined;
@@ -82,12 +89,13 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
         outbox: outbox!,
         partitions: config.PING_PARTITIONS,
         replicas: config.NATS_REPLICAS,
+        metrics,
         ...(opts.clock ? { clock: opts.clock } : {}),
       });
       stops.push(deadline.stop);
     }
     if (opts.roles.includes('notify')) {
-      const notify = await startNotifyRole({ sql: opts.sql, nc: opts.nc, names, log, config, keys, ...opts.notify });
+      const notify = await startNotifyRole({ sql: opts.sql, nc: opts.nc, names, log, config, keys, metrics, ...opts.notify });
       stops.push(notify.stop);
     }
 
@@ -101,16 +109,22 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       url = opts.port === undefined ? config.PUBLIC_URL : `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
       const listening = app;
       stops.push(() => listening.close());
+      metricsUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+    } else {
+      const ops = await startOpsServer({ sql: opts.sql, nc: opts.nc, metrics, log, port: opts.port ?? config.METRICS_PORT, host: config.HOST });
+      stops.push(ops.close);
+      metricsUrl = ops.url;
     }
   } catch (err) {
     await stopAll().catch(() => {});
     throw err;
   }
-  log.info({ roles: opts.roles, url }, 'control plane started');
+  log.info({ roles: opts.roles, url, metricsUrl }, 'control plane started');
 
   return {
     keys,
     url,
+    metricsUrl: metricsUrl!,
     app,
     async stop() {
       await stopAll();

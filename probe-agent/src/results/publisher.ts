@@ -10,6 +10,7 @@ export type ResultPublisherOptions = {
   window?: number
   /** Results held at most, sent or not, until acknowledged; beyond it the oldest unsent are dropped. */
   capacity?: number
+  /** First retry delay after a failure (default 250 ms), doubling up to retryMaxMs (default 1 s). */
   retryMinMs?: number
   retryMaxMs?: number
 }
@@ -34,6 +35,11 @@ export type ResultPublisher = {
   pause(): void
   /** NATS is back: retry now rather than at the end of the back-off. */
   resume(): void
+  /**
+   * The stream may answer again (a stream leader was elected): retry now rather than at the end
+   * of the back-off. Does nothing while results flow.
+   */
+  retryNow(): void
   /** Resolves true once everything pushed was acknowledged, false at the time limit. */
   flush(timeoutMs: number): Promise<boolean>
   stats(): PublisherStats
@@ -47,20 +53,24 @@ const QUEUED = 0
 const IN_FLIGHT = 1
 const DONE = 2
 
-type Item = { subject: string; payload: string; msgId: string; state: number }
+/** `sends` numbers the attempts: only the answer to the latest one moves the item on. */
+type Item = { subject: string; payload: string; msgId: string; state: number; sends: number }
 
 /**
  * Publishes results with a window of outstanding acks, in the order they were pushed. A lost
  * connection or the first failure (stream leader moving, ack timeout) stops new sends; once the
  * window has drained, the oldest unacknowledged result is retried alone with back-off until one
- * succeeds, then the buffer flows again in order. Retries keep the msg id, so a result whose ack
- * was lost is stored once.
+ * succeeds, then the buffer flows again in order. Told that NATS or the stream is back (resume,
+ * retryNow), it retries at once without waiting for what is in flight to time out. Retries keep
+ * the msg id, so a result whose ack was lost is stored once.
  */
 export function createResultPublisher(opts: ResultPublisherOptions): ResultPublisher {
   const window = opts.window ?? defaultPublishWindow
   const capacity = opts.capacity ?? defaultBufferCapacity
   const retryMinMs = opts.retryMinMs ?? 250
-  const retryMaxMs = opts.retryMaxMs ?? 5_000
+  // A retry is one small message, so retrying every second costs nothing and keeps results at
+  // most a second (plus the publish timeout, when nothing answers) behind a new stream leader.
+  const retryMaxMs = opts.retryMaxMs ?? 1_000
   const log = opts.log
 
   let items: Item[] = []
@@ -114,6 +124,7 @@ export function createResultPublisher(opts: ResultPublisherOptions): ResultPubli
   function send(item: Item): void {
     item.state = IN_FLIGHT
     counters.inFlight++
+    const attempt = ++item.sends
     let sending: Promise<{ duplicate: boolean }>
     try {
       sending = opts.publish(item.subject, item.payload, item.msgId)
@@ -121,14 +132,15 @@ export function createResultPublisher(opts: ResultPublisherOptions): ResultPubli
       sending = Promise.reject(err)
     }
     sending.then(
-      (ack) => acked(item, ack.duplicate),
-      (err: unknown) => failed(item, err),
+      (ack) => acked(item, ack.duplicate, attempt),
+      (err: unknown) => failed(item, err, attempt),
     )
   }
 
-  function acked(item: Item, duplicate: boolean): void {
-    counters.inFlight--
-    if (item.state === IN_FLIGHT) {
+  function acked(item: Item, duplicate: boolean, attempt: number): void {
+    // An abandoned attempt no longer counts as in flight, but its ack still means stored.
+    if (attempt === item.sends) counters.inFlight--
+    if (item.state !== DONE) {
       item.state = DONE
       counters.buffered--
       counters.published++
@@ -148,9 +160,10 @@ export function createResultPublisher(opts: ResultPublisherOptions): ResultPubli
     else pump()
   }
 
-  function failed(item: Item, err: unknown): void {
-    counters.inFlight--
+  function failed(item: Item, err: unknown, attempt: number): void {
     counters.failures++
+    if (attempt !== item.sends) return
+    counters.inFlight--
     if (item.state === IN_FLIGHT) item.state = QUEUED
     if (item === probing) probing = undefined
     if (!blocked) {
@@ -164,6 +177,24 @@ export function createResultPublisher(opts: ResultPublisherOptions): ResultPubli
     if (closed || retryTimer !== undefined || counters.inFlight > 0) return
     retryTimer = setTimeout(probe, backoffMs)
     backoffMs = Math.min(retryMaxMs, backoffMs * 2)
+  }
+
+  function retryNow(): void {
+    if (!blocked || closed) return
+    // What is in flight went out while nothing could store it: its answer would be a timeout, up
+    // to the publish timeout from now. It is sent again instead (same msg ids, so an earlier
+    // attempt that did get stored is not stored twice, and its late ack still counts).
+    for (let i = head; i < items.length; i++) {
+      const item = items[i]!
+      if (item.state !== IN_FLIGHT) continue
+      item.state = QUEUED
+      item.sends++
+      counters.inFlight--
+    }
+    probing = undefined
+    backoffMs = retryMinMs
+    if (retryTimer !== undefined) clearTimeout(retryTimer)
+    retryTimer = setTimeout(probe, 0)
   }
 
   function probe(): void {
@@ -184,7 +215,7 @@ export function createResultPublisher(opts: ResultPublisherOptions): ResultPubli
   return {
     push(message) {
       if (closed) return
-      items.push({ ...message, state: QUEUED })
+      items.push({ ...message, state: QUEUED, sends: 0 })
       counters.buffered++
       if (counters.buffered > capacity) {
         dropOldest()
@@ -201,11 +232,9 @@ export function createResultPublisher(opts: ResultPublisherOptions): ResultPubli
     },
     resume() {
       paused = false
-      if (!blocked || closed) return
-      backoffMs = retryMinMs
-      if (retryTimer !== undefined) clearTimeout(retryTimer)
-      retryTimer = counters.inFlight === 0 ? setTimeout(probe, 0) : undefined
+      retryNow()
     },
+    retryNow,
     flush(timeoutMs) {
       if (counters.buffered === 0) return Promise.resolve(true)
       if (closed) return Promise.resolve(false)
