@@ -10,6 +10,10 @@ export function createSql(url: string, opts: { log: Logger; max?: number; applic
     max: opts.max ?? 10,
     idle_timeout: 60,
     connect_timeout: 10,
+    // postgres.js waits up to 20 s between reconnection attempts once several failed, and a query
+    // waits with them: while the database is away, requests would hang instead of failing fast
+    // (503). Same growth as its default, capped at one second.
+    backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 1),
     onnotice: () => {},
     connection: { application_name: opts.applicationName ?? 'uptime', TimeZone: 'UTC', DateStyle: 'ISO, YMD' },
     types: {

@@ -6,7 +6,9 @@
  *
  * A step takes the actor's oldest ping, if any; every step re-reads the heartbeat and applies the
  * clock, so pending ticks and change notices are folded into it (`changed` also asks the step to
- * refresh the KV projection).
+ * refresh the KV projection). A step that failed parks its actor with its ping back in front:
+ * later pings wait behind it until a tick or a change wakes the actor, so a heartbeat's pings are
+ * applied in their order even when the database was away for a while.
  */
 export interface Step<P> {
   id: string;
@@ -32,8 +34,12 @@ export interface ActorsOptions<P> {
 
 export interface Actors<P> {
   ping(id: string, ping: P): void;
+  /** Also wakes a parked actor. */
   tick(id: string): void;
+  /** Also wakes a parked actor. */
   changed(id: string): void;
+  /** Called by a step that failed: its ping goes back in front, and the actor waits for a tick or a change. */
+  park(id: string, ping: P | undefined): void;
   /**
    * Forgets the queued work of the actors `pred` selects and returns their queued pings (the
    * caller hands them back to the stream); `settled` resolves once their steps in flight ended.
@@ -49,6 +55,7 @@ interface Actor<P> {
   tick: boolean;
   changed: boolean;
   busy: boolean;
+  parked: boolean;
 }
 
 export function createActors<P>(opts: ActorsOptions<P>): Actors<P> {
@@ -66,7 +73,7 @@ export function createActors<P>(opts: ActorsOptions<P>): Actors<P> {
   const actor = (id: string) => {
     let a = actors.get(id);
     if (!a) {
-      a = { pings: [], tick: false, changed: false, busy: false };
+      a = { pings: [], tick: false, changed: false, busy: false, parked: false };
       actors.set(id, a);
     }
     return a;
@@ -99,8 +106,8 @@ export function createActors<P>(opts: ActorsOptions<P>): Actors<P> {
           const a = actors.get(s.id);
           if (!a) continue;
           a.busy = false;
-          if (hasWork(a)) ready.add(s.id);
-          else actors.delete(s.id);
+          if (!hasWork(a)) actors.delete(s.id);
+          else if (!a.parked) ready.add(s.id);
         }
         pump();
         wake();
@@ -128,14 +135,28 @@ export function createActors<P>(opts: ActorsOptions<P>): Actors<P> {
   const enqueue = (id: string, change: (a: Actor<P>) => void) => {
     const a = actor(id);
     change(a);
-    if (!a.busy) ready.add(id);
+    if (!a.busy && !a.parked) ready.add(id);
     pumpSoon();
   };
 
   return {
     ping: (id, ping) => enqueue(id, (a) => a.pings.push(ping)),
-    tick: (id) => enqueue(id, (a) => (a.tick = true)),
-    changed: (id) => enqueue(id, (a) => (a.changed = true)),
+    tick: (id) =>
+      enqueue(id, (a) => {
+        a.tick = true;
+        a.parked = false;
+      }),
+    changed: (id) =>
+      enqueue(id, (a) => {
+        a.changed = true;
+        a.parked = false;
+      }),
+    park(id, ping) {
+      const a = actor(id);
+      if (ping !== undefined) a.pings.unshift(ping);
+      a.parked = true;
+      ready.delete(id);
+    },
     drop(pred) {
       const pings: P[] = [];
       for (const [id, a] of actors) {

@@ -116,6 +116,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     deliveries,
     owns,
     retry,
+    requeue: (id, ping) => actors.park(id, ping),
   });
   const actors = createActors<Delivery>({
     run: runner.run,

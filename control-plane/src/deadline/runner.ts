@@ -2,6 +2,7 @@ import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Ping } from '../../../shared/src/contracts/pings.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { Sql } from '../db/sql.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { OutboxPublisher } from '../events/outbox.ts';
 import type { BatchDone, Step } from './actors.ts';
 import type { Clock } from './clock.ts';
@@ -17,7 +18,10 @@ export interface Delivery {
   at: Date;
 }
 
-/** A ping whose step failed this often is terminated (and logged) rather than retried forever. */
+/**
+ * A ping whose step failed this often is terminated (and logged) rather than retried forever;
+ * failures because the database is away do not count.
+ */
 const MAX_PING_ATTEMPTS = 20;
 const MAX_PUBLISHING = 16;
 
@@ -33,6 +37,8 @@ export interface RunnerOptions {
   owns(id: string): boolean;
   /** Runs the heartbeat's step again a little later (a failure). */
   retry(id: string, changed: boolean): void;
+  /** Puts a failed step's ping back in front of its heartbeat's queue, to be tried again by the retry. */
+  requeue(id: string, ping: Delivery): void;
 }
 
 export interface Runner {
@@ -50,6 +56,8 @@ export function createRunner(opts: RunnerOptions): Runner {
   const { log, deliveries } = opts;
   const counters = { pings: 0, duplicates: 0, events: 0, failures: 0 };
 
+  // Failures of each ping held for another attempt, by stream sequence (the database being away aside).
+  const faults = new Map<number, number>();
   const failed = (step: Step<Delivery>, err: unknown) => {
     counters.failures++;
     opts.retry(step.id, step.changed);
@@ -57,18 +65,30 @@ export function createRunner(opts: RunnerOptions): Runner {
       log.warn({ err, heartbeatId: step.id }, 'heartbeat step failed; retrying');
       return;
     }
-    const attempts = deliveries.attempts(step.ping.seq);
+    const { seq } = step.ping;
+    if (!opts.owns(step.id)) {
+      // Given back while the step ran: the next holder gets it from the stream.
+      faults.delete(seq);
+      deliveries.settle(seq, (m) => m.nak());
+      return;
+    }
+    const attempts = (faults.get(seq) ?? 0) + (isDatabaseUnavailable(err) ? 0 : 1);
     if (attempts >= MAX_PING_ATTEMPTS) {
       log.error({ err, heartbeatId: step.id, pingId: step.ping.ping.id, attempts }, 'ping dropped: it failed on every attempt');
-      deliveries.settle(step.ping.seq, (m) => m.term());
-    } else {
-      log.warn({ err, heartbeatId: step.id, attempts }, 'ping not applied; the stream delivers it again');
-      deliveries.settle(step.ping.seq, (m) => m.nak(Math.min(30_000, 250 * 2 ** attempts)));
+      faults.delete(seq);
+      deliveries.settle(seq, (m) => m.term());
+      return;
     }
+    faults.set(seq, attempts);
+    // Held (a redelivery joins it) and tried again in front of the heartbeat's later pings: handed
+    // back to the stream, it would come again after them and be taken for a replay.
+    log.warn({ err, heartbeatId: step.id, attempts }, 'ping not applied yet; retrying');
+    opts.requeue(step.id, step.ping);
   };
 
   const finish = async (step: Step<Delivery>, o: StepOutcome) => {
     if (step.ping) {
+      faults.delete(step.ping.seq);
       deliveries.settle(step.ping.seq, (m) => m.ack());
       counters.pings++;
       if (o.duplicate) counters.duplicates++;
@@ -104,7 +124,11 @@ export function createRunner(opts: RunnerOptions): Runner {
       const inputs = steps.map((s) => ({ id: s.id, ...(s.ping ? { ping: { ping: s.ping.ping, at: s.ping.at } } : {}) }));
       outcomes = await runSteps(opts.sql, inputs, new Date(opts.clock.now()));
     } catch (err) {
-      if (steps.length === 1) return failed(steps[0]!, err);
+      // The database away fails every step alike: they all wait for the retry.
+      if (steps.length === 1 || isDatabaseUnavailable(err)) {
+        for (const s of steps) failed(s, err);
+        return;
+      }
       // Usually the database is away; but one bad step must not hold back the others.
       log.warn({ err, steps: steps.length }, 'batch failed; retrying its steps one by one');
       const after: Promise<unknown>[] = [];

@@ -2,6 +2,7 @@ import type { FastifyError } from 'fastify';
 import type { AnyFastify } from '../../../shared/src/health.ts';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
+import { databaseUnavailableMessage, isDatabaseUnavailable } from '../db/unavailable.ts';
 import { AppError, errorCatalog } from '../errors.ts';
 
 /** Field path as clients name it: `valid_http_codes.0`; the whole body is `body`. */
@@ -71,6 +72,10 @@ export function installErrorHandler(app: AnyFastify): void {
     const status = (err as FastifyError).statusCode;
     if (status && status >= 400 && status < 500 && !isResponseSerializationError(err)) {
       return reply.code(status).send({ message: err.message || 'Bad request' });
+    }
+    if (isDatabaseUnavailable(err)) {
+      req.log.warn({ code: (err as { code?: string }).code }, 'request refused: the database is unavailable');
+      return reply.code(503).header('retry-after', '5').send({ message: databaseUnavailableMessage });
     }
     req.log.error({ err }, 'request failed');
     return reply.code(500).send({ message: 'Internal server error' });

@@ -120,6 +120,13 @@ export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop()
       }
     } catch (err) {
       log.error({ err, deliveryId: job.delivery_id }, 'delivery bookkeeping failed; the message comes back later');
+      // In a few seconds, not after the whole ack wait (the lease, a minute): the database was
+      // away, most likely. A claim taken before the failure still holds off a second send.
+      try {
+        msg.nak(5_000);
+      } catch {
+        // NATS away as well: the ack wait brings it back.
+      }
     }
   };
 

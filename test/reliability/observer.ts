@@ -1,0 +1,399 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { Deployment } from './deployment.ts';
+import { pingPattern, send, type Acked, type Ledger, type Traffic, type Workload } from './traffic.ts';
+
+/**
+ * Reads back what the service did with the traffic and compares it with the ledger: pings in the
+ * ping log, heartbeat state, events on EVENTS, notifications at the webhook receiver (by their
+ * Idempotency-Key), check results in Postgres against the requests the targets answered.
+ */
+
+interface StreamEvent {
+  id: string;
+  kind: string;
+  subject: string;
+  message: string | undefined;
+  /** Times the id is in the stream (more than once: republished outside the duplicate window). */
+  copies: number;
+}
+
+interface Receipt {
+  keys: Set<string>;
+  /** Requests received for the event, retries of one key included. */
+  requests: number;
+}
+
+/** Cumulative counts since the observer started; a cycle's figures are the difference of two. */
+export interface Tally {
+  acked: { pings: number; triggers: number; checks: number; alerts: number };
+  lost: {
+    /** Acknowledged pings missing from the ping log. */
+    pings: number;
+    /** Acknowledged trigger calls without their trigger.fired event. */
+    triggers: number;
+    /** Transitions the acknowledged pings and the flips owe, without an event. */
+    alerts: number;
+    /** Alert and trigger events without a notification at the receiver. */
+    notifications: number;
+    /** Checks the targets answered that are not stored. */
+    checks: number;
+  };
+  duplicated: {
+    pings: number;
+    triggers: number;
+    alerts: number;
+    /** Events notified under more than one Idempotency-Key. */
+    notifications: number;
+    /** Alerts nothing owed (a monitor that was never flipped, a heartbeat.late). */
+    spurious: number;
+  };
+  /** Checks in flight in an agent when it was killed (never acknowledged by JetStream). */
+  checksInFlightAtKill: number;
+  /** Notification requests repeating a key already received (at-least-once retries a receiver dedupes). */
+  redeliveries: number;
+  /** Event ids found more than once on EVENTS. */
+  republishedEvents: number;
+  /** What differs, subject by subject (the first few). */
+  details: string[];
+}
+
+export interface Observer {
+  /** Waits until everything acknowledged up to `until` took effect, and every monitor has a result checked after `since`. */
+  caughtUp(until: number, since: number, timeoutMs: number): Promise<void>;
+  /** Waits until the pipeline is idle and everything acknowledged took effect; false when it timed out. */
+  settled(timeoutMs: number): Promise<{ ok: boolean; why: string }>;
+  /** Counts so far (reads EVENTS and check results first). */
+  tally(): Promise<Tally>;
+  /** Heartbeats whose stored state does not follow from their last acknowledged ping. */
+  heartbeatMismatches(): Promise<string[]>;
+  /** Record that an agent was killed at `at`, so checks it had in flight are not counted as lost. */
+  agentKilled(agentId: string, at: number): void;
+  stop(): void;
+}
+
+const body = (token: string) => `rel ${token}`;
+const alertKinds = new Set(['monitor.down', 'monitor.up', 'heartbeat.down', 'heartbeat.up']);
+
+export function createObserver(dep: Deployment, workload: Workload, ledger: Ledger, traffic: Traffic): Observer {
+  const { db } = dep;
+  // Pings acknowledged and not yet seen in the ping log, and what was seen (the log keeps only
+  // the newest 100 per heartbeat, so pings are confirmed as they land).
+  const pendingPings = new Map<string, Acked>();
+  const confirmedPings = new Map<string, number>();
+  let ledgerSeen = 0;
+  const syncLedger = () => {
+    for (; ledgerSeen < ledger.acked.length; ledgerSeen++) {
+      const a = ledger.acked[ledgerSeen]!;
+      if (a.flow === 'ping') pendingPings.set(a.token, a);
+    }
+  };
+  const confirmPings = async () => {
+    syncLedger();
+    if (pendingPings.size === 0) return;
+    const bodies = [...pendingPings.keys()].slice(0, 5_000).map(body);
+    const rows = await db<{ body: string; n: number }[]>`
+      select body, count(*)::int as n from heartbeat_pings where body = any(${db.array(bodies)}) group by body`;
+    for (const r of rows) {
+      const token = r.body.slice(4);
+      pendingPings.delete(token);
+      confirmedPings.set(token, r.n);
+    }
+  };
+
+  // Notifications at the receiver, by event id and by trigger message.
+  const receipts = new Map<string, Receipt>();
+  const eventOfMessage = new Map<string, Set<string>>();
+  let sinkSeen = 0;
+  let redeliveries = 0;
+  const seenKeys = new Set<string>();
+  const syncSink = () => {
+    const requests = dep.sink.requests;
+    for (; sinkSeen < requests.length; sinkSeen++) {
+      const r = requests[sinkSeen]!;
+      let n: { id?: string; message?: string; event?: string };
+      try {
+        n = JSON.parse(r.body);
+      } catch {
+        continue;
+      }
+      const key = String(r.headers['idempotency-key'] ?? '');
+      if (seenKeys.has(key)) redeliveries++;
+      seenKeys.add(key);
+      const rec = receipts.get(n.id ?? '') ?? { keys: new Set<string>(), requests: 0 };
+      rec.keys.add(key);
+      rec.requests++;
+      receipts.set(n.id ?? '', rec);
+      if (n.event === 'trigger.fired' && n.message) {
+        const ids = eventOfMessage.get(n.message) ?? new Set<string>();
+        ids.add(n.id ?? '');
+        eventOfMessage.set(n.message, ids);
+      }
+    }
+  };
+
+  // EVENTS, read by sequence from where the last read stopped: no consumer is involved.
+  const events = new Map<string, StreamEvent>();
+  let nextSeq = 1;
+  const readEvents = async () => {
+    const jsm = await jetstreamManager(dep.nc);
+    const stream = dep.names.streams.events;
+    const { state } = await jsm.streams.info(stream);
+    if (state.messages === 0 || state.last_seq < nextSeq) return;
+    nextSeq = Math.max(nextSeq, state.first_seq);
+    const found: { id: string; kind: string; subject: string; message: string | undefined }[] = [];
+    let seq = nextSeq;
+    const reader = async () => {
+      while (seq <= state.last_seq) {
+        const at = seq++;
+        const m = await jsm.streams.getMessage(stream, { seq: at }).catch((err: unknown) => {
+          if (String(err).includes('no message found')) return null;
+          throw err;
+        });
+        if (!m) continue;
+        const e = m.json<{ id: string; kind: string; subject: { id: string }; data: { message?: string } }>();
+        found.push({ id: e.id, kind: e.kind, subject: e.subject.id, message: e.data.message });
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, reader));
+    for (const e of found) {
+      const known = events.get(e.id);
+      if (known) known.copies++;
+      else events.set(e.id, { ...e, copies: 1 });
+    }
+    nextSeq = state.last_seq + 1;
+  };
+
+  // Check results of the workload's monitors, and the requests each target answered.
+  const kills: { agentId: string; at: number }[] = [];
+  const monitorIds = workload.monitors.map((m) => m.id);
+  type Result = { s: number; c: number; agent: string };
+  const readResults = async (): Promise<Map<string, Result[]>> => {
+    const rows = await db<{ monitor_id: string; scheduled_at: Date; checked_at: Date; agent_id: string }[]>`
+      select monitor_id, scheduled_at, checked_at, agent_id from check_results
+      where monitor_id = any(${db.array(monitorIds)}::uuid[]) order by scheduled_at`;
+    const out = new Map<string, Result[]>(monitorIds.map((id) => [id, []]));
+    for (const r of rows) out.get(r.monitor_id)!.push({ s: r.scheduled_at.getTime(), c: r.checked_at.getTime(), agent: r.agent_id });
+    return out;
+  };
+  /** Requests answered by the targets up to `cutoff`: matched to a stored slot, in flight at a kill, or lost. */
+  const matchChecks = (results: Map<string, Result[]>, cutoff: number) => {
+    let answered = 0;
+    let lost = 0;
+    let inFlight = 0;
+    for (const m of workload.monitors) {
+      const stored = results.get(m.id)!;
+      for (const req of m.target.requests) {
+        if (req.at > cutoff) continue;
+        answered++;
+        // The first attempt of a slot starts at its scheduled time, a re-check 1-2 s later.
+        if (stored.some((x) => x.s - 200 <= req.at && req.at <= x.c + 3_000)) continue;
+        const owner = [...stored].reverse().find((x) => x.s < req.at)?.agent;
+        if (kills.some((k) => k.agentId === owner && k.at - 4_000 <= req.at && req.at <= k.at + 500)) inFlight++;
+        else lost++;
+      }
+    }
+    return { answered, lost, inFlight };
+  };
+
+  // Pings are confirmed in the background while cycles run.
+  let stopped = false;
+  const poller = (async () => {
+    while (!stopped) {
+      await confirmPings().catch(() => {});
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+
+  const triggerDelivered = (a: Acked) => (eventOfMessage.get(body(a.token))?.size ?? 0) > 0;
+  const unprocessed = (until: number) => {
+    syncLedger();
+    syncSink();
+    let n = 0;
+    for (const a of pendingPings.values()) if (a.ackedAt <= until) n++;
+    for (const a of ledger.acked) if (a.flow === 'trigger' && a.ackedAt <= until && !triggerDelivered(a)) n++;
+    return n;
+  };
+
+  const agentsBuffered = async () => {
+    let n = 0;
+    for (const a of dep.agents) {
+      const res = await send('GET', `${a.url}/metrics`, { timeoutMs: 2_000 });
+      if (!('status' in res) || res.status !== 200) return Infinity;
+      n += Number(/^uptime_agent_results_buffered (\d+)/m.exec(res.body)?.[1] ?? 0);
+    }
+    return n;
+  };
+
+  const pipelineBacklog = async (): Promise<string | undefined> => {
+    const jsm = await jetstreamManager(dep.nc);
+    const streams = dep.names.streams;
+    for (const stream of [streams.pings, streams.results, streams.events, streams.notify]) {
+      for await (const c of jsm.consumers.list(stream)) {
+        const n = c.num_pending + c.num_ack_pending;
+        if (n > 0) return `${n} messages pending on ${stream} (${c.name})`;
+      }
+    }
+    const [outbox] = await db<{ n: number }[]>`select count(*)::int as n from outbox_events where published_at is null`;
+    if (outbox!.n > 0) return `${outbox!.n} events not yet published`;
+    const [deliveries] = await db<{ n: number }[]>`select count(*)::int as n from deliveries where status in ('pending', 'sending')`;
+    if (deliveries!.n > 0) return `${deliveries!.n} deliveries not yet sent`;
+    const buffered = await agentsBuffered();
+    if (buffered > 0) return `${buffered} results buffered in agents`;
+    return undefined;
+  };
+
+  return {
+    async caughtUp(until, since, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      let why = '';
+      for (;;) {
+        await confirmPings().catch(() => {});
+        const n = unprocessed(until);
+        if (n > 0) why = `${n} acknowledged pings and trigger calls not yet processed`;
+        else {
+          try {
+            const rows = await db<{ monitor_id: string }[]>`
+              select distinct monitor_id from check_results
+              where monitor_id = any(${db.array(monitorIds)}::uuid[]) and checked_at >= ${new Date(since)}`;
+            if (rows.length === monitorIds.length) return;
+            why = `${monitorIds.length - rows.length} monitors without a result checked after the repair`;
+          } catch (err) {
+            why = `reading check results: ${(err as Error).message}`;
+          }
+        }
+        if (Date.now() > deadline) throw new Error(`not caught up within ${timeoutMs} ms: ${why}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
+
+    async settled(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      let idleSince: number | undefined;
+      let why = '';
+      for (;;) {
+        await confirmPings().catch(() => {});
+        const n = unprocessed(Infinity);
+        let backlog: string | undefined;
+        try {
+          backlog = n > 0 ? `${n} acknowledged pings and trigger calls not yet processed` : await pipelineBacklog();
+        } catch (err) {
+          backlog = `reading the pipeline: ${(err as Error).message}`;
+        }
+        if (backlog === undefined) {
+          idleSince ??= Date.now();
+          // Idle twice, half a second apart: nothing was between two stages at the first look.
+          if (Date.now() - idleSince >= 500) return { ok: true, why: '' };
+        } else {
+          idleSince = undefined;
+          why = backlog;
+        }
+        if (Date.now() > deadline) return { ok: false, why };
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    },
+
+    async tally() {
+      await confirmPings();
+      await readEvents();
+      syncSink();
+      const results = await readResults();
+      const checks = matchChecks(results, Date.now() - 10_000);
+
+      const pings = ledger.acked.filter((a) => a.flow === 'ping');
+      const triggers = ledger.acked.filter((a) => a.flow === 'trigger');
+      const t: Tally = {
+        acked: { pings: pings.length, triggers: triggers.length, checks: checks.answered, alerts: 0 },
+        lost: { pings: pendingPings.size, triggers: 0, alerts: 0, notifications: 0, checks: checks.lost },
+        duplicated: { pings: 0, triggers: 0, alerts: 0, notifications: 0, spurious: 0 },
+        checksInFlightAtKill: checks.inFlight,
+        redeliveries,
+        republishedEvents: [...events.values()].filter((e) => e.copies > 1).length,
+        details: [],
+      };
+      for (const n of confirmedPings.values()) if (n > 1) t.duplicated.pings++;
+
+      // Alerts owed: kind changes in each heartbeat's acknowledged sequence (new -> up is silent).
+      const owed = new Map<string, number>();
+      const bump = (subject: string, kind: string) => owed.set(`${subject} ${kind}`, (owed.get(`${subject} ${kind}`) ?? 0) + 1);
+      const last = new Map<string, string>();
+      for (const p of pings) {
+        const before = last.get(p.subject) ?? pingPattern[0];
+        if (before !== p.kind) bump(p.subject, p.kind === 'fail' ? 'heartbeat.down' : 'heartbeat.up');
+        last.set(p.subject, p.kind!);
+      }
+      for (const [id, f] of traffic.flips) {
+        for (let i = 0; i < f.downs; i++) bump(id, 'monitor.down');
+        for (let i = 0; i < f.ups; i++) bump(id, 'monitor.up');
+      }
+      const seen = new Map<string, number>();
+      for (const e of events.values()) {
+        if (!alertKinds.has(e.kind) && e.kind !== 'heartbeat.late') continue;
+        seen.set(`${e.subject} ${e.kind}`, (seen.get(`${e.subject} ${e.kind}`) ?? 0) + 1);
+      }
+      for (const [key, n] of owed) {
+        t.acked.alerts += n;
+        const got = seen.get(key) ?? 0;
+        if (got < n) t.lost.alerts += n - got;
+        if (got > n) t.duplicated.alerts += got - n;
+        if (got !== n) t.details.push(`${key}: ${n} owed, ${got} on EVENTS`);
+      }
+      for (const [key, got] of seen) {
+        if (owed.has(key)) continue;
+        t.duplicated.spurious += got;
+        t.details.push(`${key}: none owed, ${got} on EVENTS`);
+      }
+
+      // Every alert and every trigger.fired on EVENTS is notified once, by Idempotency-Key.
+      const notifiable = [...events.values()].filter((e) => alertKinds.has(e.kind) || e.kind === 'trigger.fired');
+      const ids = new Set(notifiable.map((e) => e.id));
+      for (const e of notifiable) {
+        const keys = receipts.get(e.id)?.keys.size ?? 0;
+        if (keys === 0) t.lost.notifications++;
+        if (keys > 1) t.duplicated.notifications += keys - 1;
+      }
+      for (const [id, r] of receipts) if (!ids.has(id)) t.duplicated.notifications += r.keys.size;
+
+      // Each acknowledged trigger call fired once.
+      const firedBy = new Map<string, number>();
+      for (const e of events.values()) if (e.kind === 'trigger.fired' && e.message) firedBy.set(e.message, (firedBy.get(e.message) ?? 0) + 1);
+      for (const a of triggers) {
+        const n = firedBy.get(body(a.token)) ?? 0;
+        if (n === 0) t.lost.triggers++;
+        if (n > 1) t.duplicated.triggers += n - 1;
+      }
+      return t;
+    },
+
+    async heartbeatMismatches() {
+      const lastAcked = new Map<string, Acked>();
+      for (const a of ledger.acked) if (a.flow === 'ping') lastAcked.set(a.subject, a);
+      const rows = await db<{ id: string; status: string; last_ping_kind: string | null; last_ping_at: Date | null }[]>`
+        select id, status, last_ping_kind, last_ping_at from heartbeats where id = any(${db.array(workload.heartbeats)}::uuid[])`;
+      const logged = await db<{ body: string; received_at: Date }[]>`
+        select body, received_at from heartbeat_pings where body = any(${db.array([...lastAcked.values()].map((a) => body(a.token)))})`;
+      const receivedAt = new Map(logged.map((r) => [r.body.slice(4), r.received_at.getTime()]));
+      const out: string[] = [];
+      for (const r of rows) {
+        const a = lastAcked.get(r.id);
+        if (!a || traffic.stranded.has(r.id)) continue;
+        const want = a.kind === 'fail' ? 'down' : 'up';
+        const at = receivedAt.get(a.token);
+        // last_ping_at is the stream's timestamp of the ping, taken after the edge received it.
+        const applied = r.last_ping_at !== null && at !== undefined && r.last_ping_at.getTime() >= at - 50;
+        if (r.status !== want || r.last_ping_kind !== a.kind || !applied) {
+          out.push(`heartbeat ${r.id}: ${r.status}/${r.last_ping_kind} at ${r.last_ping_at?.toISOString()}, last acknowledged ping ${a.kind} received ${at === undefined ? 'never logged' : new Date(at).toISOString()}`);
+        }
+      }
+      return out;
+    },
+
+    agentKilled(agentId, at) {
+      kills.push({ agentId, at });
+    },
+
+    stop() {
+      stopped = true;
+      void poller;
+    },
+  };
+}
