@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { startNotifyRole, type NotifyRole } from '../../control-plane/src/notify/role.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
@@ -181,6 +182,22 @@ describe('delivery', () => {
     const reqs = await t.waitForRequests(2);
     assert.equal(reqs[1]!.headers['idempotency-key'], copy!.id);
     await eventually(async () => (await cp.db.sql`select 1 from deliveries where id = ${copy!.id} and status = 'delivered'`).length === 1, 'the relayed delivery');
+  });
+
+  it('queues again, within a minute, a delivery whose message left the work queue unsent (a consumer skipping it after a leader change)', async () => {
+    const t = await target();
+    await stopRole();
+    const eventId = await fire([t.url]);
+    const [row] = await deliveryRows(cp, eventId);
+    // The message, published with the delivery id inside the duplicate window, is gone unsent.
+    await (await jetstreamManager(cp.nats.nc)).streams.purge(cp.nats.names.streams.notify);
+    await cp.db.sql`update deliveries set next_attempt_at = now() - interval '2 minutes' where id = ${row!.id} and queued_at is not null`;
+    await startRole();
+    const [req] = await t.waitForRequests(1);
+    assert.equal(req!.headers['idempotency-key'], row!.id);
+    const [done] = await settled(eventId);
+    assert.equal(done!.status, 'delivered');
+    assert.equal(done!.attempts, 1);
   });
 
   it('stops delivering to an integration paused after the event', async () => {

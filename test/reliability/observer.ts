@@ -134,25 +134,33 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
   // EVENTS, read by sequence from where the last read stopped: no consumer is involved.
   const events = new Map<string, StreamEvent>();
   let nextSeq = 1;
+  // EVENTS deletes nothing (limits, 30 days): a sequence without a message is read again at the
+  // next look and, while it stays empty, reported (an acknowledged event the stream lost).
+  const emptySeqs = new Set<number>();
   const readEvents = async () => {
     const jsm = await jetstreamManager(dep.nc);
     const stream = dep.names.streams.events;
     const { state } = await jsm.streams.info(stream);
-    if (state.messages === 0 || state.last_seq < nextSeq) return;
-    nextSeq = Math.max(nextSeq, state.first_seq);
+    if (state.messages === 0) return;
     const found: { id: string; kind: string; subject: string; message: string | undefined }[] = [];
+    const read = async (at: number) => {
+      const m = await jsm.streams.getMessage(stream, { seq: at }).catch((err: unknown) => {
+        if (String(err).includes('no message found')) return null;
+        throw err;
+      });
+      if (!m) {
+        emptySeqs.add(at);
+        return;
+      }
+      emptySeqs.delete(at);
+      const e = m.json<{ id: string; kind: string; subject: { id: string }; data: { message?: string } }>();
+      found.push({ id: e.id, kind: e.kind, subject: e.subject.id, message: e.data.message });
+    };
+    for (const at of [...emptySeqs]) await read(at);
+    nextSeq = Math.max(nextSeq, state.first_seq);
     let seq = nextSeq;
     const reader = async () => {
-      while (seq <= state.last_seq) {
-        const at = seq++;
-        const m = await jsm.streams.getMessage(stream, { seq: at }).catch((err: unknown) => {
-          if (String(err).includes('no message found')) return null;
-          throw err;
-        });
-        if (!m) continue;
-        const e = m.json<{ id: string; kind: string; subject: { id: string }; data: { message?: string } }>();
-        found.push({ id: e.id, kind: e.kind, subject: e.subject.id, message: e.data.message });
-      }
+      while (seq <= state.last_seq) await read(seq++);
     };
     await Promise.all(Array.from({ length: 16 }, reader));
     for (const e of found) {
@@ -160,7 +168,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
       if (known) known.copies++;
       else events.set(e.id, { ...e, copies: 1 });
     }
-    nextSeq = state.last_seq + 1;
+    nextSeq = Math.max(nextSeq, state.last_seq + 1);
   };
 
   // Check results of the workload's monitors, and the requests each target answered.
@@ -311,6 +319,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         details: [],
       };
       for (const n of confirmedPings.values()) if (n > 1) t.duplicated.pings++;
+      if (emptySeqs.size > 0) t.details.push(`EVENTS sequences without a message: ${[...emptySeqs].sort((a, b) => a - b).slice(0, 20).join(', ')}`);
 
       // Alerts owed: kind changes in each heartbeat's acknowledged sequence (new -> up is silent).
       const owed = new Map<string, number>();
@@ -330,12 +339,20 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         if (!alertKinds.has(e.kind) && e.kind !== 'heartbeat.late') continue;
         seen.set(`${e.subject} ${e.kind}`, (seen.get(`${e.subject} ${e.kind}`) ?? 0) + 1);
       }
+      // What Postgres recorded, to tell an event never raised from one EVENTS does not hold.
+      const outbox = new Map<string, { n: number; published: number }>();
+      for (const r of await db<{ subject: string; kind: string; n: number; published: number }[]>`
+        select payload->'subject'->>'id' as subject, kind, count(*)::int as n, count(published_at)::int as published
+        from outbox_events where kind = any(${db.array([...alertKinds])}) group by 1, 2`) {
+        outbox.set(`${r.subject} ${r.kind}`, { n: r.n, published: r.published });
+      }
       for (const [key, n] of owed) {
         t.acked.alerts += n;
         const got = seen.get(key) ?? 0;
         if (got < n) t.lost.alerts += n - got;
         if (got > n) t.duplicated.alerts += got - n;
-        if (got !== n) t.details.push(`${key}: ${n} owed, ${got} on EVENTS`);
+        const o = outbox.get(key) ?? { n: 0, published: 0 };
+        if (got !== n) t.details.push(`${key}: ${n} owed, ${got} on EVENTS, ${o.n} in the outbox (${o.published} marked published)`);
       }
       for (const [key, got] of seen) {
         if (owed.has(key)) continue;

@@ -112,6 +112,7 @@ export async function runFault(suite: Suite, fault: Fault, cycles = cyclesPerFau
       phases.push(`${name} ${((Date.now() - mark) / 1000).toFixed(1)}`);
       mark = Date.now();
     };
+    let recoveredMs: number | undefined;
     traffic.start(n);
     try {
       await ledger.until(() => roundSince(cycleStart), 'traffic before the fault', 60_000);
@@ -120,7 +121,8 @@ export async function runFault(suite: Suite, fault: Fault, cycles = cyclesPerFau
       const { healedAt } = await fault.inject(c);
       await ledger.until(() => roundSince(healedAt), 'a ping of every heartbeat and a trigger call acknowledged after the repair', 180_000);
       await observer.caughtUp(Date.now(), healedAt, 180_000);
-      recoveries.push(Date.now() - (fault.recoveryFrom === 'heal' ? healedAt : injectedAt));
+      recoveredMs = Date.now() - (fault.recoveryFrom === 'heal' ? healedAt : injectedAt);
+      recoveries.push(recoveredMs);
     } catch (err) {
       failures.push(`${label}: ${(err as Error).message}`);
     }
@@ -142,6 +144,11 @@ export async function runFault(suite: Suite, fault: Fault, cycles = cyclesPerFau
     phase('count');
     const l = diff(after.lost, before.lost);
     const d = diff(after.duplicated, before.duplicated);
+    // An item an earlier cycle counted as lost that turned up since stays lost (it came after
+    // the settle window); it is reported, not subtracted.
+    const late = Object.fromEntries(Object.entries(l).filter(([, v]) => v < 0).map(([k, v]) => [k, -v]));
+    for (const k of Object.keys(late)) l[k] = 0;
+    if (sum(late) !== 0) failures.push(`${label}: turned up after an earlier cycle counted them lost: ${nonZero(late)}`);
     lost += sum(l);
     duplicated += sum(d);
     if (sum(l) !== 0) failures.push(`${label}: lost ${nonZero(l)}`);
@@ -156,7 +163,7 @@ export async function runFault(suite: Suite, fault: Fault, cycles = cyclesPerFau
     for (const f of failures.slice(reported)) process.stderr.write(`  ! ${f.slice(0, 4_000)}\n`);
     reported = failures.length;
     process.stderr.write(
-      `  ${label}: recovered in ${recoveries.length === c ? `${recoveries.at(-1)} ms` : '(failed)'}, ` +
+      `  ${label}: recovered in ${recoveredMs === undefined ? '(failed)' : `${recoveredMs} ms`}, ` +
         `lost ${sum(l)}, duplicated ${sum(d)}, ${Math.round((Date.now() - cycleStart) / 1000)} s (${phases.join(', ')})\n`,
     );
   }

@@ -15,7 +15,7 @@ export interface QueueDeps {
 
 type Job = { id: string; integration_id: string; type: NotifyJob['type']; attempts?: number };
 
-async function publishAll(deps: QueueDeps, jobs: readonly Job[], msgId: (j: Job) => string): Promise<string[]> {
+async function publishAll<J extends Job>(deps: QueueDeps, jobs: readonly J[], msgId: (j: J) => string): Promise<string[]> {
   const js = jetstream(deps.nc);
   const results = await Promise.allSettled(
     jobs.map((j) => {
@@ -46,8 +46,11 @@ export async function enqueue(deps: QueueDeps, jobs: readonly Job[]): Promise<vo
 export async function relay(deps: QueueDeps, lostAfterMs: number): Promise<number> {
   const rows = await unqueued(deps.sql, lostAfterMs);
   if (rows.length === 0) return 0;
-  // The first message keeps the delivery id (a repeat inside the duplicate window is dropped).
-  const done = await publishAll(deps, rows, (r) => (r.attempts === 0 ? r.id : `${r.id}:${r.attempts}`));
+  // A delivery never queued keeps its id: a first publish that landed without its ack is then
+  // dropped as a repeat. An overdue one had a message with an id the stream may still remember
+  // (the duplicate window is 10 min), and a JetStream consumer can skip a stored message after a
+  // leader change: its rescue gets an id of its own, the same for every relay reading that row.
+  const done = await publishAll(deps, rows, (r) => (r.queued_us === null ? r.id : `${r.id}:${r.queued_us}`));
   await requeued(deps.sql, done);
   return done.length;
 }

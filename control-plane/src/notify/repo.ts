@@ -15,6 +15,8 @@ export interface QueuedDelivery {
   integration_id: string;
   type: IntegrationType;
   attempts: number;
+  /** When its last message was published (microseconds since the epoch); null when none was. */
+  queued_us: string | null;
 }
 
 /** Inserts deliveries; a pair (event, integration) that already has one is skipped, so a replayed event adds nothing. */
@@ -59,7 +61,7 @@ export async function markQueued(sql: Sql, ids: readonly string[]): Promise<void
  */
 export async function unqueued(sql: Sql, lostAfterMs: number, limit = 500): Promise<QueuedDelivery[]> {
   return sql<QueuedDelivery[]>`
-    select d.id, d.integration_id, i.type, d.attempts
+    select d.id, d.integration_id, i.type, d.attempts, (extract(epoch from d.queued_at) * 1000000)::bigint::text as queued_us
     from deliveries d join integrations i on i.id = d.integration_id
     where (d.status = 'pending' and (d.queued_at is null or d.next_attempt_at < now() - ${lostAfterMs} * interval '1 millisecond'))
        or (d.status = 'sending' and d.claimed_until < now() - ${lostAfterMs} * interval '1 millisecond')

@@ -19,7 +19,10 @@ export interface NotifyTuning {
   /** Claim length and ack wait of a delivery message (default 60 s). */
   leaseMs?: number;
   relayEveryMs?: number;
-  /** A pending delivery this overdue is presumed to have lost its message (default 10 min). */
+  /**
+   * A pending delivery this overdue is presumed to have lost its message and is queued again
+   * (default 1 min; a second message costs one claim, a lost one a notification).
+   */
   lostAfterMs?: number;
   concurrency?: number;
   httpTimeoutMs?: number;
@@ -51,7 +54,7 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
   const http = createHttpClient({ blockPrivateTargets: opts.config.BLOCK_PRIVATE_TARGETS, timeoutMs: opts.httpTimeoutMs ?? 10_000 });
   const channels = createChannels({ http, smtp: { url: opts.config.SMTP_URL, from: opts.config.SMTP_FROM }, now });
   const deps = { sql: opts.sql, nc: opts.nc, names: opts.names, log: opts.log };
-  const lostAfterMs = opts.lostAfterMs ?? 10 * 60_000;
+  const lostAfterMs = opts.lostAfterMs ?? 60_000;
 
   const worker = await startDeliveryWorker({
     ...deps,
