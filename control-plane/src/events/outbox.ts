@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { createAckPublisher } from '../../../shared/src/pings/publisher.ts';
 import { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
@@ -38,11 +38,14 @@ export interface OutboxPublisher {
  * crash between the two republishes the event later; the stream's duplicate window drops it.
  */
 export function createOutboxPublisher(opts: { sql: Sql; nc: NatsConnection; names: Names; log: Logger; relayEveryMs?: number }): OutboxPublisher {
-  const js: JetStreamClient = jetstream(opts.nc);
+  // One reply subscription for every ack and coalesced socket writes: a burst of transitions
+  // (thousands of misses in one second) is not paid for with a request and its timers per event.
+  const acks = createAckPublisher(opts.nc, { budgetMs: 5_000 });
   const log = opts.log.child({ component: 'outbox' });
 
   const publishOne = async (e: DomainEvent) => {
-    await js.publish(opts.names.subjects.event(e.project_id, e.kind), JSON.stringify(e), { msgID: e.id, timeout: 5_000 });
+    const stored = await acks.publish(opts.names.subjects.event(e.project_id, e.kind), JSON.stringify(e), e.id);
+    if (!stored) throw new Error('EVENTS did not acknowledge the event within 5 s');
   };
   const publish = async (events: readonly DomainEvent[]) => {
     const done: string[] = [];
@@ -83,5 +86,12 @@ export function createOutboxPublisher(opts: { sql: Sql; nc: NatsConnection; name
       .finally(() => (running = false));
   }, opts.relayEveryMs ?? 5_000);
   timer.unref();
-  return { publish, relay, stop: () => clearInterval(timer) };
+  return {
+    publish,
+    relay,
+    stop: () => {
+      clearInterval(timer);
+      void acks.close();
+    },
+  };
 }
