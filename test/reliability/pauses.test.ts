@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { KvWatchInclude, type KV } from '@nats-io/kv';
 import { freePort } from '../../control-plane/src/embedded/ports.ts';
 import { rendezvousOwner } from '../../probe-agent/src/peers/rendezvous.ts';
@@ -19,6 +17,7 @@ import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { startTarget, startWebhookSink, type Target } from '../harness/http.ts';
 import { eventually, readStream } from '../harness/streams.ts';
 import { leaseHolders } from '../heartbeats/deadline-helpers.ts';
+import { writeResults, type ResultRow } from './results.ts';
 
 /**
  * Process pauses: SIGSTOP freezes a process with its sockets, timers and leases as they were,
@@ -35,16 +34,6 @@ import { leaseHolders } from '../heartbeats/deadline-helpers.ts';
 const CYCLES = 5;
 const REGION = 'pause-region';
 const MONITORS = 6;
-const resultsFile = fileURLToPath(new URL('./results/pauses.json', import.meta.url));
-
-interface Row {
-  fault: string;
-  cycles: number;
-  recovery_ms: { p50: number; max: number };
-  lost: number;
-  duplicated: number;
-  notes?: string;
-}
 
 /** A list that grows as things arrive, with waits re-evaluated on each arrival. */
 function arrivalList<T>() {
@@ -172,7 +161,7 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
   let events: ReturnType<typeof arrivalList<SeenEvent>>;
   let stopEvents: () => void = () => {};
   const procs: Proc[] = [];
-  const rows: Row[] = [];
+  const rows: ResultRow[] = [];
   const dataDir = scratchDir('uptime-pauses-');
 
   before(async () => {
@@ -203,8 +192,7 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
     ];
     for (const step of steps) await step().catch((err: unknown) => console.error('cleanup step failed:', err));
     if (rows.length > 0) {
-      mkdirSync(fileURLToPath(new URL('./results/', import.meta.url)), { recursive: true });
-      writeFileSync(resultsFile, `${JSON.stringify(rows, null, 2)}\n`);
+      writeResults(import.meta.url, rows);
     }
   });
 
