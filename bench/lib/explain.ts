@@ -1,5 +1,5 @@
 import postgres from 'postgres'
-import type { Sql } from '../../control-plane/src/db/sql.ts'
+import { timestamptz, type Sql } from '../../control-plane/src/db/sql.ts'
 import { round } from './stats.ts'
 
 export type StatementCost = { statement: string; calls: number; totalMs: number; meanMs: number; share: number }
@@ -41,12 +41,7 @@ export function createExplainingSql(url: string, max = 10): { sql: Sql; statemen
       'auto_explain.log_level': 'notice',
     },
     types: {
-      timestamptz: {
-        to: 1184,
-        from: [1184],
-        serialize: (v: Date | string) => (v instanceof Date ? v.toISOString() : v),
-        parse: (v: string) => v,
-      },
+      timestamptz,
     },
   })
   const statements = () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { createAckPublisher } from '../../shared/src/pings/publisher.ts';
+import { createAckPublisher } from '../../shared/src/ack-publisher.ts';
 import { createTestNats, type TestNats } from '../harness/nats.ts';
 import { readStream } from '../harness/streams.ts';
 

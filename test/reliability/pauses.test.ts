@@ -162,6 +162,18 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
   let stopEvents: () => void = () => {};
   const procs: Proc[] = [];
   const rows: ResultRow[] = [];
+  /** A run that failed still leaves its row, with how far it got. */
+  const recordFailure = (fault: string, completed: number, recoveries: number[], err: unknown) => {
+    if (rows.some((r) => r.fault === fault)) return;
+    rows.push({
+      fault,
+      cycles: completed,
+      recovery_ms: { p50: percentile(recoveries, 50), max: percentile(recoveries, 100) },
+      lost: 0,
+      duplicated: 0,
+      notes: `run failed after ${completed} cycles: ${String(err).split('\n')[0]}`,
+    });
+  };
   const dataDir = scratchDir('uptime-pauses-');
 
   before(async () => {
@@ -406,16 +418,7 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
       assert.equal(rollup!.n, stored.length, 'rollups count each stored slot once');
       assert.equal(cycles.length, CYCLES);
     } catch (err) {
-      if (!rows.some((r) => r.fault === fault)) {
-        rows.push({
-          fault,
-          cycles: completed,
-          recovery_ms: { p50: percentile(recoveries, 50), max: percentile(recoveries, 100) },
-          lost: 0,
-          duplicated: 0,
-          notes: `run failed after ${completed} cycles: ${String(err).split('\n')[0]}`,
-        });
-      }
+      recordFailure(fault, completed, recoveries, err);
       throw err;
     } finally {
       arrivals?.stop();
@@ -618,16 +621,7 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
       assert.equal(d.doubledKeys, 0, 'no delivery id sent twice');
       assert.equal(cycles.length, CYCLES);
     } catch (err) {
-      if (!rows.some((r) => r.fault === fault)) {
-        rows.push({
-          fault,
-          cycles: completed,
-          recovery_ms: { p50: percentile(recoveries, 50), max: percentile(recoveries, 100) },
-          lost: 0,
-          duplicated: 0,
-          notes: `run failed after ${completed} cycles: ${String(err).split('\n')[0]}`,
-        });
-      }
+      recordFailure(fault, completed, recoveries, err);
       throw err;
     }
   });

@@ -5,6 +5,14 @@ export type Sql = postgres.Sql;
 /** A pool or an open transaction: what a repository function runs its queries on. */
 export type Db = postgres.Sql | postgres.TransactionSql;
 
+/** timestamptz as a string keeps microseconds, which Date would drop. */
+export const timestamptz = {
+  to: 1184,
+  from: [1184],
+  serialize: (v: Date | string) => (v instanceof Date ? v.toISOString() : v),
+  parse: (v: string) => v,
+};
+
 export function createSql(url: string, opts: { log: Logger; max?: number; applicationName?: string }): Sql {
   return postgres(url, {
     max: opts.max ?? 10,
@@ -17,13 +25,7 @@ export function createSql(url: string, opts: { log: Logger; max?: number; applic
     onnotice: () => {},
     connection: { application_name: opts.applicationName ?? 'uptime', TimeZone: 'UTC', DateStyle: 'ISO, YMD' },
     types: {
-      // timestamptz as a string keeps microseconds, which Date would drop.
-      timestamptz: {
-        to: 1184,
-        from: [1184],
-        serialize: (v: Date | string) => (v instanceof Date ? v.toISOString() : v),
-        parse: (v: string) => v,
-      },
+      timestamptz,
     },
   });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createAckPublisher } from '../../../shared/src/pings/publisher.ts';
+import { createAckPublisher } from '../../../shared/src/ack-publisher.ts';
 import { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';

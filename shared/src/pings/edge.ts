@@ -8,7 +8,7 @@ import type { NatsConnection } from '../nats.ts';
 import type { Names } from '../subjects.ts';
 import { batchLookups, kvLookup, type HeartbeatLookup } from './lookup.ts';
 import { pingPartition } from './partition.ts';
-import { createAckPublisher } from './publisher.ts';
+import { createAckPublisher } from '../ack-publisher.ts';
 import { bodyExcerpt, parsePingTarget, readBodyHead } from './request.ts';
 
 export { kvLookup, type HeartbeatLookup } from './lookup.ts';

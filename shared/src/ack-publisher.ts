@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { createInbox, headers, type Msg, type MsgHdrs, type Subscription } from '@nats-io/transport-node';
-import type { NatsConnection } from '../nats.ts';
+import type { NatsConnection } from './nats.ts';
 
 /**
  * Publishes messages to JetStream and tells each caller when its own message is stored.
