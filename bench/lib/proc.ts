@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { accessSync, constants, readFileSync } from 'node:fs'
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 
 const clockTicks = (() => {
@@ -16,6 +16,29 @@ export function processCpuUs(pid: number): number {
   // Fields after the command name, which may itself contain spaces: state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks
+}
+
+/**
+ * User plus system CPU time, in microseconds, of every process on the machine whose command name
+ * is one of `names` (e.g. every backend of a Postgres server), from /proc. Processes that end
+ * between two readings take their time with them: compare readings over short windows.
+ */
+export function cpuUsByCommand(names: readonly string[]): Record<string, number> {
+  const total: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]))
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    } catch {
+      continue // ended meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+    if (!(comm in total)) continue
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    total[comm]! += ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks
+  }
+  return total
 }
 
 /** Resident set size of another process, in bytes. */

@@ -3,6 +3,7 @@
  * event on EVENTS, with many expiring in the same second, and the deadline role's memory per
  * heartbeat; against a poller that asks the database every second.
  */
+import { availableParallelism } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { createUser } from '../../control-plane/src/accounts/service.ts'
@@ -11,12 +12,14 @@ import { createOutboxPublisher } from '../../control-plane/src/events/outbox.ts'
 import { ensureStreams } from '../../shared/src/provision.ts'
 import { benchDatabase, benchLog, benchNats, natsServer, postgresServer } from '../lib/infra.ts'
 import { runPart } from '../lib/part.ts'
+import { cpuUsByCommand } from '../lib/proc.ts'
 import { startProfiling } from '../lib/profile.ts'
 import { round, sig, summarize } from '../lib/stats.ts'
 import { awaitDownEvents, expireAt, insertQuiet, startPoller } from './misses-setup.ts'
 
 const partitions = 16
 const goals = { p99: 100, max: 1_000, bytes: 200 }
+const serverCommands = ['postgres', 'nats-server']
 
 const perSecond = (r: { delays: Float64Array; firstAt: number; lastAt: number }) => (1000 * r.delays.length) / Math.max(1, r.lastAt - r.firstAt)
 
@@ -112,12 +115,32 @@ await runPart('misses', 'Miss detection', async (ctx) => {
   // Profiled from a second before the graces run out until the last event, not during the load.
   await new Promise((r) => setTimeout(r, Math.max(0, at - 1_000 - Date.now())))
   const stopProfiling = q ? undefined : await startProfiling(1_000)
+  // CPU of this process and of every Postgres and nats-server process, from the first grace
+  // running out to the last down event: what each event costs the machine.
+  await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())))
+  const cpuFrom = { self: process.cpuUsage(), others: cpuUsByCommand(serverCommands) }
   const ours = { ...(await events), spareMs }
+  const self = process.cpuUsage(cpuFrom.self)
+  const others = cpuUsByCommand(serverCommands)
+  const perEvent = (us: number) => us / Math.max(1, ours.delays.length)
+  const cost = {
+    role: perEvent(self.user + self.system),
+    postgres: perEvent(others.postgres! - cpuFrom.others.postgres!),
+    nats: perEvent(others['nats-server']! - cpuFrom.others['nats-server']!),
+  }
+  const costTotal = cost.role + cost.postgres + cost.nats
+  const cores = availableParallelism()
+  ctx.log(`CPU per down event: role ${round(cost.role)} µs, Postgres ${round(cost.postgres)} µs, nats-server ${round(cost.nats)} µs`)
   const profile = await stopProfiling?.('misses-deadline')
   const s = summarize(ours.delays)
   ctx.log(`down events: p50 ${round(s.p50)} p99 ${round(s.p99)} max ${round(s.max)} ms, ${ours.missing} missing (loaded ${round(ours.spareMs / 1000, 1)} s ahead)`)
   const p99Met = s.p99 <= goals.p99 && ours.missing === 0
   const maxMet = s.max <= goals.max && ours.missing === 0
+  if (!p99Met) {
+    ctx.notes.push(
+      `CPU per down event while they were raised: ${Math.round(cost.role)} µs in the deadline role's process (bench subscriber included), ${Math.round(cost.postgres)} µs in Postgres, ${Math.round(cost.nats)} µs in nats-server: ${Math.round(costTotal)} µs, so ${cores} cores raise at most ~${Math.round((cores * 1e6) / costTotal).toLocaleString('en')} a second with nothing else running, against ${expiring.toLocaleString('en')} arriving within one second. The backlog that builds while they arrive is the p99.`,
+    )
+  }
   if (profile && (!p99Met || !maxMet)) {
     ctx.limits.push({ title: `the deadline role's process while ${expiring.toLocaleString('en')} graces run out in one second (profiled while measured, from a second before, 1 kHz sampling)`, profile })
   }
@@ -151,6 +174,7 @@ await runPart('misses', 'Miss detection', async (ctx) => {
     { metric: 'Down event after grace ran out, max', value: round(s.max, 1), unit: 'ms', baseline: { label: 'poll every second', value: round(b.max, 1) }, ratio: sig(s.max / b.max) },
     { metric: 'Down events missing', value: ours.missing, unit: '', baseline: { label: 'poll every second', value: polled.missing } },
     { metric: 'Down events per second, from the first to the last', value: Math.round(perSecond(ours)), unit: 'events/s', baseline: { label: 'poll every second', value: Math.round(perSecond(polled)) }, ratio: sig(perSecond(ours) / perSecond(polled)) },
+    { metric: 'CPU per down event: deadline role + Postgres + nats-server', value: Math.round(costTotal), unit: 'µs' },
     { metric: 'Heap per heartbeat held by the deadline role', value: Math.round(bytes), unit: 'bytes', baseline: { label: 'one setTimeout per heartbeat', value: Math.round(naiveBytes) }, ratio: sig(bytes / naiveBytes) },
     { metric: `Load of ${total.toLocaleString('en')} heartbeats at start (rows, timers, KV projection)`, value: round(loadS, 1), unit: 's' },
     { metric: 'Partition leases lost by the only deadline process (all its partitions at once)', value: leaseLosses, unit: 'times' },

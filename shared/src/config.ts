@@ -77,6 +77,13 @@ export const settings = {
     .optional()
     .describe('Key a probe agent opens check credentials with (`uptime agent-key` derives it from SECRET_KEY).'),
   RESULTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe('Days raw check results are kept in Postgres (hourly rollups are kept longer).'),
+  HISTORY_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(31)
+    .max(3650)
+    .default(90)
+    .describe('Days published events, finished deliveries and trigger calls are kept in Postgres (at least 31: longer than EVENTS keeps an event).'),
   BLOCK_PRIVATE_TARGETS: bool.default(false).describe('Refuse checks of, and notifications to, loopback, private, link-local and metadata addresses (turn on for multi-tenant use).'),
 } as const;
 

@@ -6,7 +6,7 @@ import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { openSession, type TestSession } from '../harness/sessions.ts';
-import { contentTypes, expectSane, fill, formBody, headerValue, idArb, junkJson, junkValue, RUNS } from './fuzz-kit.ts';
+import { contentTypes, expectSane, fill, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -29,6 +29,13 @@ describe('fuzzing every dashboard route with a live session', () => {
   let session: TestSession;
   let realIds: string[];
   let routes: { method: string; url: string }[];
+
+  /** The real id a route's `:id` names, so that sharp inputs reach the page behind it. */
+  const realIdFor = (url: string) => {
+    const kinds = ['/monitors/', '/heartbeats/', '/triggers/', '/integrations/'];
+    const i = kinds.findIndex((k) => url.includes(k));
+    return realIds[i === -1 ? kinds.length : i]!;
+  };
 
   /** Signing out ends the session: that route gets a fresh one for every request. */
   const sessionFor = async (url: string) => (url === '/app/sign-out' ? openSession(cp.db.sql, ada.user_id) : session);
@@ -63,7 +70,7 @@ describe('fuzzing every dashboard route with a live session', () => {
           const qs = new URLSearchParams(query as Record<string, string>).toString();
           await inject(r, { url: `${fill(r.url, id)}?${qs}`, headers: { cookie: session.cookie } }, `?${qs.slice(0, 80)}`);
         }),
-        { numRuns: RUNS },
+        { numRuns: RUNS, examples: sharpFields(queryFields).map((q) => [realIdFor(r.url), q]) },
       );
     }
   });
@@ -117,7 +124,15 @@ describe('fuzzing every dashboard route with a live session', () => {
             await inject(r, { url: fill(r.url, id), payload, headers: { cookie: s.cookie, 'content-type': type, 'x-csrf-token': withCsrf ? s.csrf : '' } }, `body ${payload.slice(0, 80)}`);
           },
         ),
-        { numRuns: RUNS },
+        {
+          numRuns: RUNS,
+          examples: [
+            ...sharpFields(formFields)
+              .filter((f) => Object.values(f).some((v) => v === '__proto__' || v === 'constructor' || v === 'x'))
+              .map((f) => ({ body: new URLSearchParams(f).toString(), type: 'application/x-www-form-urlencoded' })),
+            ...sharpJson.map((v) => ({ body: JSON.stringify(v), type: 'application/json' })),
+          ].map((b) => [realIdFor(r.url), b, true] as [string, { body: string; type: string }, boolean]),
+        },
       );
     }
   });

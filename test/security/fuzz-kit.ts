@@ -23,6 +23,25 @@ export const junkJson = fc.oneof(
   ),
 );
 
+/**
+ * Names that break a lookup keyed by input (`value in table`, `form[name] = value`): every known
+ * field gets each of them, and each is tried as a field name, on every run before the random cases,
+ * so finding such a bug does not depend on the seed.
+ */
+export const sharpValues = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '', '-1', '\u0000'];
+
+/** Each known field set to each sharp value, then each sharp name as a field of its own. */
+export const sharpFields = (fields: string[]): Record<string, string>[] => [
+  ...fields.flatMap((f) => sharpValues.map((v) => ({ [f]: v }))),
+  ...sharpValues.filter((v) => v !== '').map((v) => ({ [v]: 'x' })),
+];
+
+/** The same as JSON bodies, where a `__proto__` key can also hold an object or a list. */
+export const sharpJson: unknown[] = [
+  ...sharpValues.filter((v) => v !== '').flatMap((v) => [{ [v]: 'x' }, { [v]: ['x'] }, { [v]: { name: 'x', url: 'http://x.example' } }]),
+  JSON.parse('{"__proto__": {"name": "x"}, "name": "__proto__", "config": {"__proto__": {"url": "http://x.example"}}}'),
+];
+
 /** A header value Node lets through (visible ASCII and spaces). */
 export const headerValue = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) });
 

@@ -6,7 +6,7 @@ import type { App } from '../../control-plane/src/app.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { contentTypes, headerValue, idArb, junkJson, junkValue, RUNS } from './fuzz-kit.ts';
+import { contentTypes, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson, sharpValues } from './fuzz-kit.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -136,7 +136,15 @@ describe('fuzzing /mcp', () => {
             await expectSaneMcp({ method: r.method as 'POST', url: r.url, payload, headers: headersWith({ 'content-type': type }) }, `${r.method} ${r.url} ${type} ${payload.slice(0, 120)}`);
           },
         ),
-        { numRuns: RUNS },
+        {
+          numRuns: RUNS,
+          // Every sharp name as a method, as a tool's name and as an argument of every tool.
+          examples: [
+            ...sharpValues.map((method) => ({ jsonrpc: '2.0', id: 1, method })),
+            ...sharpValues.map((name) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } })),
+            ...tools.flatMap((name) => [...sharpFields(argNames), ...sharpJson].map((args) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }))),
+          ].map((v) => [{ payload: JSON.stringify(v), type: 'application/json' }] as [{ payload: string; type: string }]),
+        },
       );
     }
   });
@@ -149,7 +157,7 @@ describe('fuzzing /mcp', () => {
           const payload = r.method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) : undefined;
           await expectSaneMcp({ method: r.method as 'POST', url: `${r.url}?${qs}`, payload, headers: headersWith({}) }, `${r.method} ${r.url}?${qs.slice(0, 80)}`);
         }),
-        { numRuns: RUNS },
+        { numRuns: RUNS, examples: sharpFields(['sessionId', 'token', 'stream']).map((q) => [q]) },
       );
     }
   });

@@ -6,7 +6,7 @@ import type { App } from '../../control-plane/src/app.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { contentTypes, expectSane, formBody, headerValue, idArb, junkJson, junkValue, RUNS } from './fuzz-kit.ts';
+import { contentTypes, expectSane, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
 import { publicRoutes, routesOf } from './routes.ts';
 
 /**
@@ -16,6 +16,9 @@ import { publicRoutes, routesOf } from './routes.ts';
  * error in the route's own kind of answer (`routes.ts`): JSON with a `message` for the notify URL
  * and the probes, plain text for ping URLs and files, an HTML page for the dashboard's pages.
  */
+const formFields = ['message', 'token', '_csrf', 'email', 'password', 'next', 'organization'];
+const queryFields = ['message', 'token', 'next', 'v', 'rid', 'fragment', 'expired', 'signed_out', 'url'];
+
 describe('fuzzing every public route', () => {
   let cp: TestControlPlane;
   let ada: TestAccount;
@@ -65,14 +68,20 @@ describe('fuzzing every public route', () => {
           suffixArb,
           fc.oneof(
             junkJson.map((v) => ({ body: JSON.stringify(v) ?? 'null', type: 'application/json' })),
-            formBody(['message', 'token', '_csrf', 'email', 'password', 'next', 'organization']).map((body) => ({ body, type: 'application/x-www-form-urlencoded' })),
+            formBody(formFields).map((body) => ({ body, type: 'application/x-www-form-urlencoded' })),
             fc.tuple(fc.string(), contentTypes).map(([body, type]) => ({ body, type })),
           ),
           async (id, suffix, { body, type }) => {
             await expectSane(app, { method: r.method as 'POST', url: pathOf(r.url, id, suffix), payload: body, headers: { 'content-type': type } }, answersOf(r.url), `${r.method} ${r.url} ${type} ${body.slice(0, 80)}`);
           },
         ),
-        { numRuns: RUNS },
+        {
+          numRuns: RUNS,
+          examples: [
+            ...sharpFields(formFields).map((f) => ({ body: new URLSearchParams(f).toString(), type: 'application/x-www-form-urlencoded' })),
+            ...sharpJson.map((v) => ({ body: JSON.stringify(v), type: 'application/json' })),
+          ].map((b) => [idsFor(r.url)[0] ?? 'x', '', b] as [string, string, { body: string; type: string }]),
+        },
       );
     }
   });
@@ -83,13 +92,13 @@ describe('fuzzing every public route', () => {
         fc.asyncProperty(
           idArb(...idsFor(r.url)),
           suffixArb,
-          fc.dictionary(fc.oneof(fc.constantFrom('message', 'token', 'next', 'v', 'rid', 'fragment', 'expired', 'signed_out', 'url'), fc.string()), junkValue, { maxKeys: 4 }),
+          fc.dictionary(fc.oneof(fc.constantFrom(...queryFields), fc.string()), junkValue, { maxKeys: 4 }),
           async (id, suffix, query) => {
             const qs = new URLSearchParams(query as Record<string, string>).toString();
             await expectSane(app, { method: r.method as 'GET', url: `${pathOf(r.url, id, suffix)}?${qs}` }, answersOf(r.url), `${r.method} ${r.url}?${qs.slice(0, 80)}`);
           },
         ),
-        { numRuns: RUNS },
+        { numRuns: RUNS, examples: sharpFields(queryFields).map((q) => [idsFor(r.url)[0] ?? 'x', '', q] as [string, string, Record<string, string>]) },
       );
     }
   });

@@ -4,7 +4,7 @@ import type { InjectOptions } from 'fastify';
 import type { App } from '../../control-plane/src/app.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { expectSane, headerValue, junkJson, junkValue, RUNS } from './fuzz-kit.ts';
+import { expectSane, headerValue, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
 
 /**
  * Every REST route (from the route table) gets at least 1,000 generated bad bodies, 1,000 bad
@@ -12,6 +12,8 @@ import { expectSane, headerValue, junkJson, junkValue, RUNS } from './fuzz-kit.t
  * with a `message`. The dashboard, `/mcp` and the public routes have files of their own.
  */
 const expectJson = (app: App, opts: InjectOptions, what: string) => expectSane(app, opts, 'json', what);
+
+const queryFields = ['page', 'per_page', 'project_id', 'organization_id', 'region'];
 
 describe('fuzzing every REST route', () => {
   let cp: TestControlPlane;
@@ -35,7 +37,7 @@ describe('fuzzing every REST route', () => {
         fc.asyncProperty(idArb, fc.oneof(junkJson.map((v) => JSON.stringify(v) ?? 'null'), fc.string()), async (id, payload) => {
           await expectJson(app, { method: r.method as 'POST', url: r.url.replace(':id', id), payload, headers: { authorization: ada.auth, 'content-type': 'application/json' } }, `${r.method} ${r.url} body ${payload.slice(0, 80)}`);
         }),
-        { numRuns: RUNS },
+        { numRuns: RUNS, examples: sharpJson.map((v) => [ada.project_id, JSON.stringify(v)]) },
       );
     }
   });
@@ -43,11 +45,11 @@ describe('fuzzing every REST route', () => {
   it('survives bad query strings on every route', async () => {
     for (const r of routes) {
       await fc.assert(
-        fc.asyncProperty(fc.dictionary(fc.oneof(fc.constantFrom('page', 'per_page', 'project_id', 'organization_id', 'region'), fc.string()), junkValue, { maxKeys: 4 }), async (query) => {
+        fc.asyncProperty(fc.dictionary(fc.oneof(fc.constantFrom(...queryFields), fc.string()), junkValue, { maxKeys: 4 }), async (query) => {
           const qs = new URLSearchParams(query as Record<string, string>).toString();
           await expectJson(app, { method: r.method as 'GET', url: `${r.url.replace(':id', ada.project_id)}?${qs}`, headers: { authorization: ada.auth } }, `${r.method} ${r.url}?${qs.slice(0, 80)}`);
         }),
-        { numRuns: RUNS },
+        { numRuns: RUNS, examples: sharpFields(queryFields).map((q) => [q]) },
       );
     }
   });

@@ -24,6 +24,14 @@ export interface LeaseOptions {
 
 export interface Leases {
   owned(): number[];
+  /**
+   * Whether the lease of the partition is held and still valid by this process's clock. A process
+   * that was paused past its leases' validity must not act on them before its next round drops
+   * them: another process may hold them by now.
+   */
+  holds(partition: number): boolean;
+  /** `holds` for every partition (a process alone holds them all): no partition to compute. */
+  holdsAll(): boolean;
   stop(): Promise<void>;
 }
 
@@ -186,6 +194,16 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
 
   return {
     owned: () => [...held.keys()].sort((a, b) => a - b),
+    holds: (p) => {
+      const h = held.get(p);
+      return h !== undefined && performance.now() < h.validUntil;
+    },
+    holdsAll: () => {
+      if (held.size < opts.partitions) return false;
+      const now = performance.now();
+      for (const h of held.values()) if (now >= h.validUntil) return false;
+      return true;
+    },
     async stop() {
       stopping = true;
       clearTimeout(timer);

@@ -1,4 +1,4 @@
-import type { Db, Sql } from '../db/sql.ts';
+import { arrayLiteral, type Db, type Sql, type Statement } from '../db/sql.ts';
 import type { HeartbeatRecord } from '../heartbeats/repo.ts';
 import type { StateColumns } from '../heartbeats/record.ts';
 
@@ -12,14 +12,16 @@ export function loadPartitions(sql: Sql, partitions: number, which: readonly num
 /** The rows, locked until the transaction ends, in id order so two lockers never deadlock. */
 export function lockHeartbeats(tx: Db, ids: readonly string[]) {
   return tx<HeartbeatRecord[]>`
-    select * from heartbeats where id = any(${tx.array([...ids])}::uuid[]) order by id for update`;
+    select * from heartbeats where id = any(${arrayLiteral(ids)}::uuid[]) order by id for update`;
 }
 
-/** Writes transitions; updated_at stays, so the change trigger does not fire for our own writes. */
-export async function writeStates(tx: Db, rows: readonly (StateColumns & { id: string })[]): Promise<void> {
-  if (rows.length === 0) return;
-  const col = <K extends keyof StateColumns | 'id'>(k: K) => tx.array(rows.map((r) => r[k]) as string[]);
-  await tx`
+/**
+ * The statement that writes transitions (run with the step's other writes, see `together`);
+ * updated_at stays, so the change trigger does not fire for our own writes.
+ */
+export function statesUpdate(tx: Db, rows: readonly (StateColumns & { id: string })[]): Statement {
+  const col = <K extends keyof StateColumns | 'id'>(k: K) => arrayLiteral(rows.map((r) => r[k]));
+  return tx`
     update heartbeats h set status = v.status, next_ping_at = v.next_ping_at, last_ping_at = v.last_ping_at,
       last_ping_kind = v.last_ping_kind, started_at = v.started_at, down_since = v.down_since
     from unnest(${col('id')}::uuid[], ${col('status')}::text[], ${col('next_ping_at')}::timestamptz[],

@@ -17,7 +17,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { consumePartition, type PartitionConsumer } from './consumer.ts';
 import { createDeliveries } from './deliveries.ts';
 import { leaseTiming } from './lease-plan.ts';
-import { startLeases } from './leases.ts';
+import { startLeases, type Leases } from './leases.ts';
 import { createHeartbeatsProjection } from './projection.ts';
 import { loadPartitions } from './repo.ts';
 import { createRunner, type Delivery } from './runner.ts';
@@ -57,6 +57,8 @@ export interface DeadlineStats {
   steps: number;
   pings: number;
   duplicates: number;
+  /** Pings that came after later pings of their heartbeat (merged into its history). */
+  latePings: number;
   events: number;
   invalid: number;
   failures: number;
@@ -82,7 +84,11 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const leasesKv = await openBucket(opts.nc, opts.names, 'leases', buckets);
 
   const owned = new Set<number>();
-  const owns = (id: string) => owned.has(partitionOf(id));
+  // Set once the first lease round has run (partitions taken in it are fresh).
+  let leases: Leases | undefined;
+  const holds = (p: number) => owned.has(p) && (leases?.holds(p) ?? true);
+  // Alone, the process holds every partition: no md5 per deadline and per step.
+  const owns = (id: string) => (owned.size === opts.partitions && (leases?.holdsAll() ?? true)) || holds(partitionOf(id));
   const consumers = new Map<number, PartitionConsumer>();
   const deliveries = createDeliveries();
   const retries = new Set<NodeJS.Timeout>();
@@ -139,7 +145,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
       deliveries.settle(msg.seq, (m) => m.term());
       return;
     }
-    if (!owned.has(partition)) {
+    if (!holds(partition)) {
       deliveries.settle(msg.seq, (m) => m.nak());
       return;
     }
@@ -205,7 +211,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   );
 
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const leases = await startLeases({
+  leases = await startLeases({
     kv: leasesKv,
     names: opts.names,
     role: DEADLINE_ROLE,

@@ -45,7 +45,7 @@ export interface Runner {
   run(steps: Step<Delivery>[]): Promise<BatchDone | void>;
   /** Resolves when every publish in flight has settled. */
   drained(): Promise<void>;
-  stats(): { pings: number; duplicates: number; events: number; failures: number };
+  stats(): { pings: number; duplicates: number; latePings: number; events: number; failures: number };
 }
 
 /**
@@ -54,7 +54,7 @@ export interface Runner {
  */
 export function createRunner(opts: RunnerOptions): Runner {
   const { log, deliveries } = opts;
-  const counters = { pings: 0, duplicates: 0, events: 0, failures: 0 };
+  const counters = { pings: 0, duplicates: 0, latePings: 0, events: 0, failures: 0 };
 
   // Failures of each ping held for another attempt, by stream sequence (the database being away aside).
   const faults = new Map<number, number>();
@@ -92,6 +92,10 @@ export function createRunner(opts: RunnerOptions): Runner {
       deliveries.settle(step.ping.seq, (m) => m.ack());
       counters.pings++;
       if (o.duplicate) counters.duplicates++;
+      if (o.late) {
+        counters.latePings++;
+        log.info({ heartbeatId: o.id, pingId: step.ping.ping.id, merged: o.late.merged, alerts: o.late.alerts }, 'ping arrived after later pings: merged into the heartbeat\'s history');
+      }
     }
     if (!opts.owns(o.id)) {
       // Given back while the step ran: the next holder arms it and keeps its key.

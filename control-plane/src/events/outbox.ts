@@ -4,7 +4,7 @@ import { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
-import type { Db, Sql } from '../db/sql.ts';
+import { arrayLiteral, type Db, type Sql, type Statement } from '../db/sql.ts';
 
 /** Records an event in the same transaction as the state change it reports. */
 export async function recordEvent(tx: Db, event: Omit<DomainEvent, 'id'> & { id?: string }): Promise<DomainEvent> {
@@ -15,15 +15,29 @@ export async function recordEvent(tx: Db, event: Omit<DomainEvent, 'id'> & { id?
   return full;
 }
 
-/** Records many events with one statement (a batch of transitions), in the transaction of their changes. */
-export async function recordEvents(tx: Db, events: readonly (Omit<DomainEvent, 'id'> & { id?: string })[]): Promise<DomainEvent[]> {
-  if (events.length === 0) return [];
-  const full = events.map((e) => DomainEvent.parse({ ...e, id: e.id ?? randomUUID() }));
-  await tx`
+/**
+ * The statement that records many events (a batch of transitions), to run in the transaction of
+ * their changes (with its other writes, see `together`), and the events with their ids. The batch
+ * writers build their events from typed state (heartbeats/events.ts); they are not parsed again
+ * here, which a burst of thousands of misses would pay for per event. Consumers of EVENTS parse
+ * what they read (notify/events.ts).
+ */
+export function eventsInsert(tx: Db, events: readonly (Omit<DomainEvent, 'id'> & { id?: string })[]): { events: DomainEvent[]; statement: Statement } {
+  const full: DomainEvent[] = events.map((e) => ({ ...e, id: e.id ?? randomUUID() }));
+  const texts = full.map((e) => {
+    const text = JSON.stringify(e);
+    serialized.set(e, text);
+    return text;
+  });
+  // Sent as text: a parameter typed jsonb would be serialized (quoted) once more by the driver.
+  const statement = tx`
     insert into outbox_events (id, project_id, kind, payload)
-    select (e->>'id')::uuid, (e->>'project_id')::uuid, e->>'kind', e from jsonb_array_elements(${tx.json(full as never)}) as e`;
-  return full;
+    select (e->>'id')::uuid, (e->>'project_id')::uuid, e->>'kind', e from jsonb_array_elements(${`[${texts.join(',')}]`}::text::jsonb) as e`;
+  return { events: full, statement };
 }
+
+/** The JSON text an event was recorded with, reused when it is published right after. */
+const serialized = new WeakMap<DomainEvent, string>();
 
 export interface OutboxPublisher {
   /** Publishes these events now (after their transaction committed). */
@@ -43,12 +57,37 @@ export function createOutboxPublisher(opts: { sql: Sql; nc: NatsConnection; name
   const acks = createAckPublisher(opts.nc, { budgetMs: 5_000 });
   const log = opts.log.child({ component: 'outbox' });
 
-  const publishOne = async (e: DomainEvent) => {
-    const stored = await acks.publish(opts.names.subjects.event(e.project_id, e.kind), JSON.stringify(e), e.id);
-    if (!stored) throw new Error('EVENTS did not acknowledge the event within 5 s');
-  };
+  // Published ids are marked by one statement at a time; the ids of batches published while it
+  // runs wait and go together in the next one, so a burst costs a few marking statements, not one
+  // per batch. A caller's promise settles with the statement that carried its ids.
+  let chain: Promise<void> = Promise.resolve();
+  type Marking = { ids: string[]; callers: { resolve: () => void; reject: (err: unknown) => void }[] };
+  let next: Marking | null = null;
+  const markPublished = (ids: readonly string[]) =>
+    new Promise<void>((resolve, reject) => {
+      if (!next) {
+        const batch: Marking = (next = { ids: [], callers: [] });
+        chain = chain.then(async () => {
+          next = null;
+          try {
+            await opts.sql`update outbox_events set published_at = now() where id = any(${arrayLiteral(batch.ids)}::uuid[])`;
+            for (const c of batch.callers) c.resolve();
+          } catch (err) {
+            for (const c of batch.callers) c.reject(err);
+          }
+        });
+      }
+      for (const id of ids) next.ids.push(id);
+      next.callers.push({ resolve, reject });
+    });
+
   const publish = async (events: readonly DomainEvent[]) => {
     const done: string[] = [];
+    const one = (e: DomainEvent): Promise<void> =>
+      acks.publish(opts.names.subjects.event(e.project_id, e.kind), serialized.get(e) ?? JSON.stringify(e), e.id).then((stored) => {
+        if (stored) done.push(e.id);
+        else log.warn({ eventId: e.id }, 'EVENTS did not acknowledge the event within 5 s; the relay will retry');
+      });
     // The events of one subject go out in order; different subjects' at once (a burst of
     // heartbeat misses would otherwise wait for one ack after another).
     const bySubject = new Map<string, DomainEvent[]>();
@@ -57,19 +96,11 @@ export function createOutboxPublisher(opts: { sql: Sql; nc: NatsConnection; name
       if (list) list.push(e);
       else bySubject.set(e.subject.id, [e]);
     }
-    await Promise.all(
-      [...bySubject.values()].map(async (list) => {
-        for (const e of list) {
-          try {
-            await publishOne(e);
-            done.push(e.id);
-          } catch (err) {
-            log.warn({ err, eventId: e.id }, 'event not published yet; the relay will retry');
-          }
-        }
-      }),
-    );
-    if (done.length > 0) await opts.sql`update outbox_events set published_at = now() where id = any(${opts.sql.array(done)}::uuid[])`;
+    const inOrder = async (list: DomainEvent[]) => {
+      for (const e of list) await one(e);
+    };
+    await Promise.all([...bySubject.values()].map((list) => (list.length === 1 ? one(list[0]!) : inOrder(list))));
+    if (done.length > 0) await markPublished(done);
   };
   const relay = async () => {
     const rows = await opts.sql<{ payload: DomainEvent }[]>`

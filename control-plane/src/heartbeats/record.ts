@@ -2,7 +2,33 @@ import { formatTimestamp } from '../http/time.ts';
 import type { HeartbeatRecord } from './repo.ts';
 import type { HeartbeatState } from './state.ts';
 
-export const toDate = (pg: string | null): Date | null => (pg === null ? null : new Date(formatTimestamp(pg)));
+/** The number the `n` decimal digits of `s` at `from` spell, or NaN. */
+function digitsAt(s: string, from: number, n: number): number {
+  let v = 0;
+  for (let i = from; i < from + n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return NaN;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/**
+ * A stored timestamp as a Date (milliseconds kept, as Date does). The deadline steps read five of
+ * them per heartbeat: Postgres's own form, `2026-11-21 01:25:30.1234+00`, is read digit by digit;
+ * anything else goes through formatTimestamp.
+ */
+export function toDate(pg: string | null): Date | null {
+  if (pg === null) return null;
+  const end = pg.length - 3;
+  if (end >= 19 && pg.charCodeAt(10) === 32 && pg.endsWith('+00') && (end === 19 || (pg.charCodeAt(19) === 46 && end > 20 && end <= 26))) {
+    const fraction = end === 19 ? 0 : Math.min(3, end - 20);
+    const ms = fraction === 0 ? 0 : digitsAt(pg, 20, fraction) * 10 ** (3 - fraction);
+    const t = Date.UTC(digitsAt(pg, 0, 4), digitsAt(pg, 5, 2) - 1, digitsAt(pg, 8, 2), digitsAt(pg, 11, 2), digitsAt(pg, 14, 2), digitsAt(pg, 17, 2), ms);
+    if (!Number.isNaN(t) && pg.charCodeAt(4) === 45 && pg.charCodeAt(7) === 45 && pg.charCodeAt(13) === 58 && pg.charCodeAt(16) === 58) return new Date(t);
+  }
+  return new Date(formatTimestamp(pg));
+}
 export const toIso = (d: Date | null): string | null => d && d.toISOString();
 
 /** The rules' view of a heartbeats row. */

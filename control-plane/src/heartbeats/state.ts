@@ -21,7 +21,9 @@
  *   way (the expected run did report). start -> running.
  * - Replays. Pings are applied in `at` order. A ping is applied only when its `at` is later than
  *   last_ping_at, or equal to it when a completion (success/fail) follows a /start in the same
- *   millisecond. Anything else is a replay or arrived out of order: same state, no events.
+ *   millisecond. Anything else is a replay or arrived out of order: same state, no events. (The
+ *   deadline steps tell the two apart by the ping log and merge a ping that arrived out of order
+ *   into the heartbeat's history: history.ts.)
  * - Paused. Raises nothing, arms nothing. Pings are recorded (last_ping_at, and a completion
  *   moves next_ping_at) but change no status. Resuming recomputes: down if a down period is open,
  *   else up (pinged before) or new; a schedule-derived next_ping_at that is missing or past is
@@ -163,7 +165,8 @@ export function deadlineOf(state: HeartbeatState): Date | null {
   }
 }
 
-function isNewPing(state: HeartbeatState, kind: PingKind, at: Date): boolean {
+/** Whether a ping comes after everything applied so far; else the rules ignore it (see Replays). */
+export function isNewPing(state: HeartbeatState, kind: PingKind, at: Date): boolean {
   if (state.last_ping_at === null) return true;
   const diff = at.getTime() - state.last_ping_at.getTime();
   if (diff !== 0) return diff > 0;

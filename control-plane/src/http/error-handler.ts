@@ -11,7 +11,8 @@ export function fieldPath(path: readonly PropertyKey[], fallback = 'body'): stri
 }
 
 export function zodIssuesToErrors(issues: ZodError['issues'], fallback = 'body'): Record<string, string[]> {
-  const errors: Record<string, string[]> = {};
+  // No prototype: a field path such as `__proto__` is a key like any other.
+  const errors = Object.create(null) as Record<string, string[]>;
   for (const issue of issues) {
     const key = fieldPath(issue.path, fallback);
     (errors[key] ??= []).push(issue.message);

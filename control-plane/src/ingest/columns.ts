@@ -1,4 +1,5 @@
 import type { CheckResult } from '../../../shared/src/contracts/monitoring.ts';
+import { arrayElement } from '../db/sql.ts';
 
 /**
  * A batch of results as one Postgres array literal per column, for `unnest($1::uuid[], ...)`.
@@ -21,11 +22,6 @@ export interface ResultColumns {
   errorClass: string;
   errorMessage: string;
   attempts: string;
-}
-
-/** An element of an array literal: quoted, `"` and `\` escaped, NUL (which text cannot hold) left out. */
-function quoted(s: string): string {
-  return `"${/["\\\0]/.test(s) ? s.replace(/\0/g, '').replace(/["\\]/g, '\\$&') : s}"`;
 }
 
 /** Numbers, booleans and values already safe unquoted (uuids, ISO timestamps) need no quotes. */
@@ -54,9 +50,9 @@ export function columnsOf(rows: readonly CheckResult[]): ResultColumns {
     const r = rows[i]!;
     monitorId[i] = r.monitor_id;
     scheduledAt[i] = r.scheduled_at;
-    region[i] = quoted(r.region);
+    region[i] = arrayElement(r.region);
     checkedAt[i] = r.checked_at;
-    agentId[i] = quoted(r.agent_id);
+    agentId[i] = arrayElement(r.agent_id);
     ok[i] = r.ok ? 't' : 'f';
     statusCode[i] = plain(r.status_code);
     dns[i] = plain(r.timings.dns);
@@ -64,8 +60,8 @@ export function columnsOf(rows: readonly CheckResult[]): ResultColumns {
     tls[i] = plain(r.timings.tls);
     ttfb[i] = plain(r.timings.ttfb);
     total[i] = plain(r.timings.total);
-    errorClass[i] = r.error ? quoted(r.error.class) : 'NULL';
-    errorMessage[i] = r.error ? quoted(r.error.message) : 'NULL';
+    errorClass[i] = r.error ? arrayElement(r.error.class) : 'NULL';
+    errorMessage[i] = r.error ? arrayElement(r.error.message) : 'NULL';
     attempts[i] = plain(r.attempts);
   }
   const lit = (xs: string[]) => `{${xs.join(',')}}`;

@@ -74,7 +74,8 @@ export async function createIntegration(ctx: ApiContext, p: Principal, body: Int
 
 /** Settings sent are merged into the stored ones (secrets included), then the whole is validated. */
 function mergeSettings(ctx: ApiContext, row: repo.IntegrationRow, patch: Settings): Settings {
-  const merged: Settings = { ...row.config, ...secretsOf(ctx, row) };
+  // No prototype: a setting named `__proto__` is refused by the schema, not merged into the prototype.
+  const merged: Settings = Object.assign(Object.create(null) as Settings, row.config, secretsOf(ctx, row));
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete merged[k];
     else merged[k] = v;

@@ -47,7 +47,7 @@ const heartbeatReasons: Record<string, string> = {
 function causeOf(data: Record<string, unknown>): string | undefined {
   const reason = str(data.reason);
   const exitCode = num((data.ping as { exit_code?: unknown } | undefined)?.exit_code);
-  if (reason && heartbeatReasons[reason]) return `${heartbeatReasons[reason]}${reason === 'failed' && exitCode !== undefined ? ` (exit code ${exitCode})` : ''}`;
+  if (reason && Object.hasOwn(heartbeatReasons, reason)) return `${heartbeatReasons[reason]}${reason === 'failed' && exitCode !== undefined ? ` (exit code ${exitCode})` : ''}`;
   return str(data.cause) ?? reason ?? str(data.error);
 }
 

@@ -1,5 +1,7 @@
 import type { Ping } from '../../../shared/src/contracts/pings.ts';
-import type { Db, Sql } from '../db/sql.ts';
+import { arrayLiteral, type Db, type Sql, type Statement } from '../db/sql.ts';
+import { comparePings, parseSnapshot, type LoggedPing, type Snapshot } from '../heartbeats/history.ts';
+import { toDate } from '../heartbeats/record.ts';
 import { offsetOf, type PageQuery } from '../http/pagination.ts';
 
 /** Pings kept per heartbeat; older ones are trimmed as new ones arrive. */
@@ -18,13 +20,9 @@ export interface PingRecord {
   body_size: number;
 }
 
-/**
- * The ids among these (valid uuids, checked by the caller) that are heartbeats. The array goes
- * as one literal: `sql.array` is mis-sent by queries that start before a new connection has
- * loaded its array types, which a burst of pings on a fresh pool does.
- */
+/** The ids among these (valid uuids, checked by the caller) that are heartbeats. */
 export async function existingHeartbeats(sql: Sql, ids: readonly string[]): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`select id from heartbeats where id = any(${`{${ids.join(',')}}`}::uuid[])`;
+  const rows = await sql<{ id: string }[]>`select id from heartbeats where id = any(${arrayLiteral(ids)}::uuid[])`;
   return rows.map((r) => r.id);
 }
 
@@ -50,13 +48,20 @@ export async function listPings(sql: Sql, heartbeatId: string, page: PageQuery):
 // Pings may come from any publisher on the stream: Postgres text cannot hold NUL.
 const clean = <T extends string | null>(s: T): T => (s === null ? s : (s.replace(/\u0000/g, '\uFFFD') as T));
 
+/** A ping to log: the stream's timestamp, and the rules' state right after it (null when not known yet). */
+export interface PingEntry {
+  ping: Ping;
+  at: Date;
+  after: Snapshot | null;
+}
+
 /**
  * Logs pings of heartbeats that exist (the caller holds their rows locked). Returns the ids of
  * the pings logged now: a ping whose id is already there was seen before and must change nothing.
  */
-export async function insertPings(tx: Db, pings: readonly Ping[]): Promise<Set<string>> {
-  if (pings.length === 0) return new Set();
-  const rows = pings.map((p) => ({
+export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promise<Set<string>> {
+  if (entries.length === 0) return new Set();
+  const rows = entries.map(({ ping: p, at, after }) => ({
     heartbeat_id: p.heartbeat_id,
     ping_id: p.id,
     kind: p.kind,
@@ -68,20 +73,37 @@ export async function insertPings(tx: Db, pings: readonly Ping[]): Promise<Set<s
     user_agent: clean(p.user_agent),
     body: clean(p.body),
     body_size: p.body_size,
+    at,
+    state_after: after && tx.json(after as never),
   }));
   const inserted = await tx<{ ping_id: string }[]>`
     insert into heartbeat_pings ${tx(rows)} on conflict (ping_id) do nothing returning ping_id`;
   return new Set(inserted.map((r) => r.ping_id));
 }
 
-/** Keeps the newest `keep` pings of each of these heartbeats. */
-export async function trimPings(tx: Db, heartbeatIds: readonly string[], keep = PING_LOG_SIZE): Promise<void> {
-  if (heartbeatIds.length === 0) return;
+/** The heartbeat's logged pings (but `except`) that carry the stream's timestamp, in the rules' order. */
+export async function pingHistory(tx: Db, heartbeatId: string, except?: string): Promise<LoggedPing[]> {
+  const rows = await tx<{ ping_id: string; kind: Ping['kind']; at: string; state_after: unknown }[]>`
+    select ping_id, kind, at, state_after from heartbeat_pings where heartbeat_id = ${heartbeatId} and at is not null and ping_id is distinct from ${except ?? null}::uuid`;
+  return rows.map((r) => ({ id: r.ping_id, kind: r.kind, at: toDate(r.at)!, after: parseSnapshot(r.state_after) })).sort(comparePings);
+}
+
+/** Stores the states a merged history gives the pings. */
+export async function writeSnapshots(tx: Db, snapshots: readonly { id: string; after: Snapshot }[]): Promise<void> {
+  if (snapshots.length === 0) return;
   await tx`
+    update heartbeat_pings p set state_after = e->'after'
+    from jsonb_array_elements(${tx.json(snapshots as never)}) as e
+    where p.ping_id = (e->>'id')::uuid`;
+}
+
+/** The statement that keeps the newest `keep` pings of each of these heartbeats. */
+export function pingsTrim(tx: Db, heartbeatIds: readonly string[], keep = PING_LOG_SIZE): Statement {
+  return tx`
     delete from heartbeat_pings p
     using (
       select c.heartbeat_id, c.received_at, c.id
-      from unnest(${tx.array([...heartbeatIds])}::uuid[]) as h(id)
+      from unnest(${arrayLiteral(heartbeatIds)}::uuid[]) as h(id)
       cross join lateral (
         select q.heartbeat_id, q.received_at, q.id from heartbeat_pings q
         where q.heartbeat_id = h.id

@@ -13,7 +13,7 @@ import { startDeadline } from '../deadline/role.ts';
 import { createOutboxPublisher } from '../events/outbox.ts';
 import { ingestLag, startIngest } from '../ingest/consumer.ts';
 import { createMetrics, type Metrics } from '../../../shared/src/metrics.ts';
-import { startRetention } from '../ingest/retention.ts';
+import { startRetention } from '../db/retention.ts';
 import { startNotifyRole, type NotifyTuning } from '../notify/role.ts';
 import { startOpsServer } from './ops.ts';
 
@@ -77,7 +77,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       metrics.gauge('uptime_ingest_results_stored', 'Check results written to Postgres by this process, since start.', () => ingest.stats().stored);
       metrics.gauge('uptime_ingest_lag', 'Results in RESULTS not yet acknowledged by ingest (all processes).', () => ingestLag(opts.nc, names));
       stops.push(ingest.stop);
-      const retention = startRetention({ sql: opts.sql, log, days: config.RESULTS_RETENTION_DAYS });
+      // History past its retention: results, published events, finished deliveries, trigger calls.
+      const retention = startRetention({ sql: opts.sql, log, days: { results: config.RESULTS_RETENTION_DAYS, history: config.HISTORY_RETENTION_DAYS } });
       stops.push(async () => retention.stop());
     }
     if (opts.roles.includes('deadline')) {

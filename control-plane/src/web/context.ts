@@ -55,7 +55,8 @@ export type Form = Record<string, string | string[] | undefined>;
 export function formOf(req: FastifyRequest): Form {
   const body = req.body;
   if (!body || typeof body !== 'object' || Array.isArray(body)) return {};
-  const form: Form = {};
+  // No prototype: a field named `__proto__` or `constructor` is a field like any other.
+  const form: Form = Object.create(null) as Form;
   for (const [k, v] of Object.entries(body)) {
     if (typeof v === 'string') form[k] = v;
     else if (Array.isArray(v)) form[k] = v.filter((x): x is string => typeof x === 'string');

@@ -20,7 +20,7 @@ type Results = Awaited<ReturnType<typeof listResults>>['items'];
 type Incidents = Awaited<ReturnType<typeof listIncidents>>['items'];
 
 function rangeOf(value: string | undefined): ChartRange {
-  return value && value in chartRanges ? (value as ChartRange) : '24h';
+  return value !== undefined && Object.hasOwn(chartRanges, value) ? (value as ChartRange) : '24h';
 }
 
 function checksTable(results: Results, now: Date): Html {

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { startRetention } from '../../control-plane/src/db/retention.ts';
+import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+
+const DAY = 86_400_000;
+const now = new Date('2026-11-21T12:00:00Z');
+const daysAgo = (d: number) => new Date(now.getTime() - d * DAY).toISOString();
+const idOf = async (rows: Promise<readonly { id?: unknown }[]>) => String((await rows)[0]!.id);
+
+describe('retention of history', () => {
+  let db: TestDatabase;
+  let ada: TestAccount;
+  let integrationId: string;
+  let triggerId: string;
+
+  before(async () => {
+    db = await createTestDatabase();
+    ada = await createAccount(db.sql);
+    integrationId = await idOf(db.sql`insert into integrations (project_id, name, type) values (${ada.project_id}, 'hook', 'webhook') returning id`);
+    triggerId = await idOf(db.sql`insert into triggers (project_id, name, default_message) values (${ada.project_id}, 't', 'x') returning id`);
+  });
+  after(() => db.drop());
+
+  const retention = () => startRetention({ sql: db.sql, log: quietLog, days: { results: 30, history: 90 }, now: () => now });
+
+  it('deletes results past RESULTS_RETENTION_DAYS and history past HISTORY_RETENTION_DAYS, nothing younger', async () => {
+    const monitorId = randomUUID();
+    for (const age of [29, 31, 89, 91]) {
+      await db.sql`
+        insert into check_results (monitor_id, scheduled_at, region, checked_at, agent_id, ok, dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms, attempts)
+        values (${monitorId}, ${daysAgo(age)}, 'local', ${daysAgo(age)}, 'a', true, 1, 1, 1, 1, 4, 1)`;
+      await db.sql`
+        insert into outbox_events (project_id, kind, payload, created_at, published_at)
+        values (${ada.project_id}, 'heartbeat.down', ${db.sql.json({ age })}, ${daysAgo(age)}, ${daysAgo(age)})`;
+      await db.sql`
+        insert into deliveries (event_id, integration_id, project_id, kind, payload, status, created_at)
+        values (${randomUUID()}, ${integrationId}, ${ada.project_id}, 'heartbeat.down', ${db.sql.json({ age })}, 'delivered', ${daysAgo(age)})`;
+      await db.sql`
+        insert into trigger_events (trigger_id, message, outcome, integrations, fired_at)
+        values (${triggerId}, ${String(age)}, 'dispatched', 1, ${daysAgo(age)})`;
+    }
+    const deleted = await retention().run();
+    assert.deepEqual(deleted, { 'check results': 3, 'published events': 1, 'finished deliveries': 1, 'trigger calls': 1 });
+    const ages = async (table: string, column: string) =>
+      (await db.sql<{ age: number }[]>`select round(extract(epoch from (${now} - ${db.sql(column)})) / 86400)::int as age from ${db.sql(table)} order by 1`).map((r) => r.age);
+    assert.deepEqual(await ages('check_results', 'scheduled_at'), [29]);
+    assert.deepEqual(await ages('outbox_events', 'created_at'), [29, 31, 89]);
+    assert.deepEqual(await ages('deliveries', 'created_at'), [29, 31, 89]);
+    assert.deepEqual(await ages('trigger_events', 'fired_at'), [29, 31, 89]);
+  });
+
+  it('never deletes an event the outbox has not published, nor a delivery still to be sent', async () => {
+    const eventId = await idOf(db.sql`
+      insert into outbox_events (project_id, kind, payload, created_at) values (${ada.project_id}, 'heartbeat.up', '{}', ${daysAgo(400)}) returning id`);
+    const pending: string[] = [];
+    for (const status of ['pending', 'sending']) {
+      pending.push(
+        await idOf(db.sql`
+          insert into deliveries (event_id, integration_id, project_id, kind, payload, status, created_at)
+          values (${randomUUID()}, ${integrationId}, ${ada.project_id}, 'heartbeat.up', '{}', ${status}, ${daysAgo(400)}) returning id`),
+      );
+    }
+    const dead = await idOf(db.sql`
+      insert into deliveries (event_id, integration_id, project_id, kind, payload, status, created_at)
+      values (${randomUUID()}, ${integrationId}, ${ada.project_id}, 'heartbeat.up', '{}', 'dead', ${daysAgo(400)}) returning id`);
+    const deleted = await retention().run();
+    assert.equal(deleted['published events'], 0);
+    assert.equal(deleted['finished deliveries'], 1);
+    assert.equal((await db.sql`select 1 from outbox_events where id = ${eventId}`).length, 1);
+    assert.deepEqual((await db.sql<{ id: string }[]>`select id from deliveries where id = any(${pending}::uuid[]) order by id`).map((r) => r.id), pending.sort());
+    assert.equal((await db.sql`select 1 from deliveries where id = ${dead}`).length, 0);
+  });
+
+  it('deletes in chunks until nothing is left past the cutoff', async () => {
+    await db.sql`
+      insert into trigger_events (trigger_id, message, outcome, integrations, fired_at)
+      select ${triggerId}, 'old', 'dispatched', 1, ${daysAgo(200)}::timestamptz from generate_series(1, 25000)`;
+    const deleted = await retention().run();
+    assert.equal(deleted['trigger calls'], 25_000);
+    assert.equal((await db.sql`select 1 from trigger_events where fired_at < ${daysAgo(90)}`).length, 0);
+  });
+
+  it('runs one pass at a time when asked again while running', async () => {
+    const r = retention();
+    const [a, b] = [r.run(), r.run()];
+    assert.equal(a, b);
+    await a;
+  });
+});
