@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { testEnv } from '../harness/env.ts';
 import { quietLog } from '../harness/db.ts';
 import { findSecrets, scanLogDir } from '../harness/log-scan.ts';
+import { urlCredential } from '../harness/secrets.ts';
 
 /**
  * The search `test/run.ts` runs over every log line of the suite once all files have run: it
@@ -43,6 +44,12 @@ describe('the search for secrets in the logs of a test run', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('takes an integration URL for a secret unless it is a bare origin, which holds no credential', () => {
+    for (const url of ['https://hooks.slack.com/services/T0/B0/abc', 'http://127.0.0.1:40123/hook', 'http://user:pw@127.0.0.1:40123', 'http://127.0.0.1:40123/?key=abc', 'not a url at all'])
+      assert.equal(urlCredential(url), url);
+    for (const url of ['http://127.0.0.1:40123', 'http://127.0.0.1:40123/', 'https://hooks.example.com']) assert.equal(urlCredential(url), undefined);
   });
 
   it('captures the log lines of the components under test in a file of this process', { skip: !process.env[testEnv.logDir] && 'run through test/run.ts' }, () => {
