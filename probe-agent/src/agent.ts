@@ -13,6 +13,7 @@ import type { Logger } from '../../shared/src/logger.ts'
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts'
 import { agentPresenceTtlMs, openBucket } from '../../shared/src/provision.ts'
 import { natsNames } from '../../shared/src/subjects.ts'
+import { addressPolicy } from '../../shared/src/net/lookup.ts'
 import { userAgent } from '../../shared/src/version.ts'
 import { createOwnership } from './assignments/ownership.ts'
 import { watchAssignments } from './assignments/watch.ts'
@@ -133,7 +134,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       return { duplicate: ack.duplicate }
     },
   })
-  const checker = createChecker({ userAgent, blockPrivateTargets: config.BLOCK_PRIVATE_TARGETS })
+  const checker = createChecker({ userAgent, ...addressPolicy(config) })
   const check = createMonitorCheck({
     checker,
     agentId,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -85,6 +86,15 @@ export const settings = {
     .default(90)
     .describe('Days published events, finished deliveries and trigger calls are kept in Postgres (at least 31: longer than EVENTS keeps an event).'),
   BLOCK_PRIVATE_TARGETS: bool.default(false).describe('Refuse checks of, and notifications to, loopback, private, link-local and metadata addresses (turn on for multi-tenant use).'),
+  ALLOWED_PRIVATE_TARGETS: z
+    .string()
+    .transform((v, ctx) => {
+      const list = v.split(',').map((a) => a.trim()).filter((a) => a !== '');
+      for (const a of list) if (!isIP(a)) ctx.addIssue({ code: 'custom', message: `${a} is not an IP address`, input: v });
+      return list;
+    })
+    .default([])
+    .describe('IP addresses, comma-separated, that BLOCK_PRIVATE_TARGETS still lets checks and notifications reach (an internal service the operator means to watch).'),
 } as const;
 
 export const ConfigSchema = z.preprocess(

@@ -18,6 +18,11 @@ describe('configuration', () => {
     assert.equal(c.DATABASE_URL, undefined);
     assert.equal(c.NATS_URL, undefined);
     assert.equal(c.BLOCK_PRIVATE_TARGETS, false);
+    assert.deepEqual(c.ALLOWED_PRIVATE_TARGETS, []);
+  });
+
+  it('reads ALLOWED_PRIVATE_TARGETS as a list of IP addresses, spaces and empty items ignored', () => {
+    assert.deepEqual(loadConfig({ ALLOWED_PRIVATE_TARGETS: '10.0.0.5, fd00::7,,192.168.1.1 ' }).ALLOWED_PRIVATE_TARGETS, ['10.0.0.5', 'fd00::7', '192.168.1.1']);
   });
 
   it('derives the ping and trigger base URLs from PUBLIC_URL, without a trailing slash', () => {
@@ -45,6 +50,8 @@ describe('configuration', () => {
     ['REGION', { REGION: 'EU West' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
     ['BLOCK_PRIVATE_TARGETS', { BLOCK_PRIVATE_TARGETS: 'maybe' }],
+    ['ALLOWED_PRIVATE_TARGETS', { ALLOWED_PRIVATE_TARGETS: '10.0.0.5,intranet.example' }],
+    ['ALLOWED_PRIVATE_TARGETS', { ALLOWED_PRIVATE_TARGETS: '10.0.0.0/8' }],
   ];
   for (const [name, env] of bad) {
     it(`stops with a message naming ${name} when it is invalid (${JSON.stringify(env[name])})`, () => {

@@ -5,6 +5,7 @@ import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErr
 import { listEnvelope, PageQuery, pageMeta } from '../http/pagination.ts';
 import { IdParams } from '../http/params.ts';
 import { createChannels } from '../notify/channels/index.ts';
+import { addressPolicy } from '../../../shared/src/net/lookup.ts';
 import { createHttpClient } from '../notify/channels/http.ts';
 import { DeliveryView } from '../notify/log.ts';
 import { Integration, IntegrationCreateBody, IntegrationListQuery, IntegrationUpdateBody, TestSendResult } from './schemas.ts';
@@ -12,7 +13,7 @@ import * as service from './service.ts';
 
 export function integrationRoutes(app: App, ctx: ApiContext): void {
   const tags = ['Integrations'];
-  const http = createHttpClient({ blockPrivateTargets: ctx.config.BLOCK_PRIVATE_TARGETS });
+  const http = createHttpClient(addressPolicy(ctx.config));
   const channels = createChannels({ http, smtp: { url: ctx.config.SMTP_URL, from: ctx.config.SMTP_FROM }, now: ctx.now });
   app.addHook('onClose', () => http.close());
 

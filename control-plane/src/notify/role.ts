@@ -3,6 +3,7 @@ import type { Logger } from '../../../shared/src/logger.ts';
 import type { Metrics } from '../../../shared/src/metrics.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
+import { addressPolicy } from '../../../shared/src/net/lookup.ts';
 import type { Sql } from '../db/sql.ts';
 import type { Keys } from '../http/context.ts';
 import { defaultBackoff } from './backoff.ts';
@@ -51,7 +52,7 @@ export interface NotifyRole {
 export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRole> {
   const log = opts.log.child({ component: 'notify' });
   const now = opts.now ?? (() => new Date());
-  const http = createHttpClient({ blockPrivateTargets: opts.config.BLOCK_PRIVATE_TARGETS, timeoutMs: opts.httpTimeoutMs ?? 10_000 });
+  const http = createHttpClient({ ...addressPolicy(opts.config), timeoutMs: opts.httpTimeoutMs ?? 10_000 });
   const channels = createChannels({ http, smtp: { url: opts.config.SMTP_URL, from: opts.config.SMTP_FROM }, now });
   const deps = { sql: opts.sql, nc: opts.nc, names: opts.names, log: opts.log };
   const lostAfterMs = opts.lostAfterMs ?? 60_000;

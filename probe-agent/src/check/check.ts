@@ -34,7 +34,7 @@ export type CheckerOptions = {
   userAgent: string
   blockPrivateTargets: boolean
   /** Exact addresses exempt from blockPrivateTargets. */
-  allowedAddresses?: string[]
+  allowedAddresses?: readonly string[]
   dnsCacheTtlMs?: number
   maxRedirects?: number
   /** Trusted in addition to Node's bundled root CAs (an internal CA, or a test CA). */

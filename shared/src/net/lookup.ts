@@ -31,6 +31,11 @@ export class BlockedAddressError extends Error {
   }
 }
 
+/** The policy the settings give: BLOCK_PRIVATE_TARGETS, less ALLOWED_PRIVATE_TARGETS. */
+export function addressPolicy(config: { BLOCK_PRIVATE_TARGETS: boolean; ALLOWED_PRIVATE_TARGETS: readonly string[] }): AddressPolicy {
+  return { blockPrivateTargets: config.BLOCK_PRIVATE_TARGETS, allowedAddresses: config.ALLOWED_PRIVATE_TARGETS };
+}
+
 /** Whether the policy forbids connecting to `ip`. */
 export function refuses(policy: AddressPolicy, ip: string): boolean {
   return policy.blockPrivateTargets && !(policy.allowedAddresses ?? []).includes(ip) && isBlockedAddress(ip);

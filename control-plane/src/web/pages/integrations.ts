@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { integrationTypes, IntegrationType } from '../../../../shared/src/contracts/notify.ts';
+import { addressPolicy } from '../../../../shared/src/net/lookup.ts';
 import { AppError } from '../../errors.ts';
 import type { App } from '../../http/context.ts';
 import { zodIssuesToErrors } from '../../http/error-handler.ts';
@@ -93,7 +94,7 @@ function settingsList(i: Integration): Html {
 /** Integrations: where alerts go. Created per type, tested with one click, with their delivery log. */
 export function integrationRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
-  const http = createHttpClient({ blockPrivateTargets: ctx.config.BLOCK_PRIVATE_TARGETS });
+  const http = createHttpClient(addressPolicy(ctx.config));
   const channels = createChannels({ http, smtp: { url: ctx.config.SMTP_URL, from: ctx.config.SMTP_FROM }, now: ctx.now });
   app.addHook('onClose', () => http.close());
 
