@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createAckPublisher } from '../../../shared/src/ack-publisher.ts';
-import { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import { alertKinds, DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
@@ -10,8 +10,8 @@ import { arrayLiteral, type Db, type Sql, type Statement } from '../db/sql.ts';
 export async function recordEvent(tx: Db, event: Omit<DomainEvent, 'id'> & { id?: string }): Promise<DomainEvent> {
   const full = DomainEvent.parse({ ...event, id: event.id ?? randomUUID() });
   await tx`
-    insert into outbox_events (id, project_id, kind, payload)
-    values (${full.id}, ${full.project_id}, ${full.kind}, ${tx.json(full as never)})`;
+    insert into outbox_events (id, project_id, kind, payload, notified_at)
+    values (${full.id}, ${full.project_id}, ${full.kind}, ${tx.json(full as never)}, case when ${alertKinds.has(full.kind)} then null else now() end)`;
   return full;
 }
 
@@ -31,10 +31,14 @@ export function eventsInsert(tx: Db, events: readonly (Omit<DomainEvent, 'id'> &
   });
   // Sent as text: a parameter typed jsonb would be serialized (quoted) once more by the driver.
   const statement = tx`
-    insert into outbox_events (id, project_id, kind, payload)
-    select (e->>'id')::uuid, (e->>'project_id')::uuid, e->>'kind', e from jsonb_array_elements(${`[${texts.join(',')}]`}::text::jsonb) as e`;
+    insert into outbox_events (id, project_id, kind, payload, notified_at)
+    select (e->>'id')::uuid, (e->>'project_id')::uuid, e->>'kind', e, case when e->>'kind' = any(${alertKindList}::text[]) then null else now() end
+    from jsonb_array_elements(${`[${texts.join(',')}]`}::text::jsonb) as e`;
   return { events: full, statement };
 }
+
+// An alert event waits for its deliveries (notified_at null, see notify/events.ts); the others do not.
+const alertKindList = arrayLiteral([...alertKinds]);
 
 /** The JSON text an event was recorded with, reused when it is published right after. */
 const serialized = new WeakMap<DomainEvent, string>();

@@ -2,7 +2,6 @@ import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Notification } from '../../../shared/src/contracts/notify.ts';
 
 /** The kinds of domain events that notify anyone; the others (late, started, fired) do not. */
-export const alertKinds = new Set(['monitor.down', 'monitor.up', 'heartbeat.down', 'heartbeat.up']);
 
 export type Tone = 'down' | 'up' | 'info';
 

@@ -1,12 +1,12 @@
 import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { durableConsumer } from '../nats/durable.ts';
-import { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import { alertKinds, DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { IntegrationType } from '../../../shared/src/contracts/notify.ts';
 import type { Sql } from '../db/sql.ts';
-import { alertKinds, notificationFromEvent } from './content.ts';
+import { notificationFromEvent } from './content.ts';
 import { enqueue, type QueueDeps } from './queue.ts';
-import { insertDeliveries, projectName, recipientsOf } from './repo.ts';
+import { insertDeliveries, markNotified, projectName, recipientsOf, unnotifiedEvents } from './repo.ts';
 
 export const EVENTS_CONSUMER = 'notify';
 
@@ -14,11 +14,13 @@ export const EVENTS_CONSUMER = 'notify';
 const FIRST_START_LOOKBACK_MS = 60 * 60_000;
 
 /**
- * Turns one monitor or heartbeat event into its deliveries, in one transaction. The unique
- * (event, integration) pair makes a replayed event a no-op. Returns what to queue.
+ * Turns one monitor or heartbeat event into its deliveries, in one transaction, and marks the
+ * event notified. The unique (event, integration) pair makes a replayed event a no-op, whoever
+ * replays it (the consumer, a second notify process, the event relay). Returns what to queue.
  */
 export async function deliveriesForEvent(sql: Sql, e: DomainEvent) {
   return sql.begin(async (tx) => {
+    await markNotified(tx, e.id);
     const name = await projectName(tx, e.project_id);
     if (name === undefined) return [];
     const recipients = await recipientsOf(tx, e.project_id, e.subject);
@@ -30,6 +32,24 @@ export async function deliveriesForEvent(sql: Sql, e: DomainEvent) {
     const typeOf = new Map<string, IntegrationType>(recipients.map((r) => [r.id, r.type]));
     return inserted.map((d) => ({ id: d.id, integration_id: d.integration_id, type: typeOf.get(d.integration_id)! }));
   });
+}
+
+/**
+ * The safety net under the consumer: alert events published `lostAfterMs` ago or earlier (and
+ * within the last day) whose deliveries were never made, dispatched from the outbox table. A
+ * JetStream consumer has been seen to skip a stored message after a cluster node died; without
+ * this, that event's notifications would be lost. Returns how many events it dispatched.
+ */
+export async function relayEvents(deps: QueueDeps, lostAfterMs: number): Promise<number> {
+  const events = await unnotifiedEvents(deps.sql, lostAfterMs);
+  for (const payload of events) {
+    const parsed = DomainEvent.safeParse(payload);
+    const jobs = parsed.success ? await deliveriesForEvent(deps.sql, parsed.data) : [];
+    if (!parsed.success) await markNotified(deps.sql, (payload as { id: string }).id);
+    if (jobs.length > 0) deps.log.warn({ eventId: parsed.data!.id, kind: parsed.data!.kind, deliveries: jobs.length }, 'event dispatched by the relay: EVENTS did not bring it in time');
+    await enqueue(deps, jobs);
+  }
+  return events.length;
 }
 
 /**

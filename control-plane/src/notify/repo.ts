@@ -45,6 +45,22 @@ export async function recipientsOf(db: Db, projectId: string, subject: { type: s
     order by i.created_at, i.id`;
 }
 
+/** The event's deliveries are made (in their transaction): the event relay leaves it alone. */
+export async function markNotified(db: Db, eventId: string): Promise<void> {
+  await db`update outbox_events set notified_at = now() where id = ${eventId} and notified_at is null`;
+}
+
+/** Alert events published at least `lostAfterMs` ago, within the last day, whose deliveries were never made. */
+export async function unnotifiedEvents(sql: Sql, lostAfterMs: number, limit = 200): Promise<unknown[]> {
+  const rows = await sql<{ payload: unknown }[]>`
+    select payload from outbox_events
+    where notified_at is null and created_at > now() - interval '1 day'
+      and published_at < now() - ${lostAfterMs} * interval '1 millisecond'
+    order by created_at
+    limit ${limit}`;
+  return rows.map((r) => r.payload);
+}
+
 export async function projectName(db: Db, projectId: string): Promise<string | undefined> {
   const [row] = await db<{ name: string }[]>`select name from projects where id = ${projectId}`;
   return row?.name;

@@ -9,7 +9,7 @@ import type { Keys } from '../http/context.ts';
 import { defaultBackoff } from './backoff.ts';
 import { createChannels } from './channels/index.ts';
 import { createHttpClient } from './channels/http.ts';
-import { startEventsConsumer } from './events.ts';
+import { relayEvents, startEventsConsumer } from './events.ts';
 import { relay } from './queue.ts';
 import { startDeliveryWorker, type WorkerStats } from './worker.ts';
 
@@ -25,6 +25,11 @@ export interface NotifyTuning {
    * (default 1 min; a second message costs one claim, a lost one a notification).
    */
   lostAfterMs?: number;
+  /**
+   * An alert event published this long ago whose deliveries no consumer has made is dispatched
+   * from the outbox table (default 2 min: well past the consumer's lag under a burst).
+   */
+  eventsLostAfterMs?: number;
   concurrency?: number;
   httpTimeoutMs?: number;
 }
@@ -45,6 +50,8 @@ export interface NotifyRole {
   stats(): WorkerStats;
   /** Publishes the deliveries no message stands for now (also done on a timer). */
   relay(): Promise<number>;
+  /** Makes the deliveries of alert events EVENTS did not bring in time (also done on a timer). */
+  relayEvents(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -73,9 +80,12 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
   });
 
   const relayNow = () => relay(deps, lostAfterMs);
+  const relayEventsNow = () => relayEvents(deps, opts.eventsLostAfterMs ?? 120_000);
   let relaying: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    relaying ??= relayNow()
+    relaying ??= relayEventsNow()
+      .catch((err: unknown) => log.warn({ err }, 'event relay failed'))
+      .then(relayNow)
       .catch((err: unknown) => log.warn({ err }, 'delivery relay failed'))
       .finally(() => (relaying = undefined));
   }, opts.relayEveryMs ?? 5_000);
@@ -85,6 +95,7 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
   return {
     stats: worker.stats,
     relay: relayNow,
+    relayEvents: relayEventsNow,
     async stop() {
       clearInterval(timer);
       await relaying;

@@ -10,6 +10,9 @@ export const eventKinds = [
   'trigger.fired',
 ] as const;
 export const EventKind = z.enum(eventKinds);
+
+/** The kinds that notify a resource's integrations (trigger calls make their deliveries themselves). */
+export const alertKinds: ReadonlySet<string> = new Set<EventKind>(['monitor.down', 'monitor.up', 'heartbeat.down', 'heartbeat.up']);
 export type EventKind = z.infer<typeof EventKind>;
 
 /**

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { DomainEvent } from '../../shared/src/contracts/events.ts';
+import { recordEvent } from '../../control-plane/src/events/outbox.ts';
+import { EVENTS_CONSUMER } from '../../control-plane/src/notify/events.ts';
+import { startNotifyRole, type NotifyRole } from '../../control-plane/src/notify/role.ts';
+import { apiClient } from '../harness/api.ts';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { quietLog } from '../harness/db.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { startWebhookSink, type Target } from '../harness/http.ts';
+import { eventually } from '../harness/streams.ts';
+import { deliveryRows, domainEvent, publishEvent, queueDrained } from './helpers.ts';
+
+/**
+ * The event relay: an alert event stored in the outbox and published, but never brought to the
+ * notify role by EVENTS (a consumer that skipped a stored message), still gets its deliveries,
+ * once, however many relays and consumers see it.
+ */
+describe('notify event relay', () => {
+  let cp: TestControlPlane;
+  let ada: TestAccount;
+  let sink: Target;
+  const roles: NotifyRole[] = [];
+
+  const startRole = async () => {
+    const role = await startNotifyRole({
+      sql: cp.db.sql,
+      nc: cp.nats.nc,
+      names: cp.nats.names,
+      log: quietLog,
+      config: cp.config,
+      keys: cp.cp.keys,
+      // The tests call the relays themselves.
+      relayEveryMs: 3_600_000,
+      eventsLostAfterMs: 60_000,
+    });
+    roles.push(role);
+    return role;
+  };
+
+  /** An event in the outbox as the outbox leaves it: recorded, and published `publishedAgo` ms ago (or never). */
+  const stored = async (kind: DomainEvent['kind'], opts: { publishedAgoMs: number | null; createdAgoMs?: number }) => {
+    const e = domainEvent(ada.project_id, { kind, subject: { type: 'heartbeat', id: randomUUID(), name: 'backup' }, data: {} });
+    await cp.db.sql.begin((tx) => recordEvent(tx, e));
+    await cp.db.sql`
+      update outbox_events set
+        created_at = now() - ${opts.createdAgoMs ?? opts.publishedAgoMs ?? 0} * interval '1 millisecond',
+        published_at = now() - ${opts.publishedAgoMs} * interval '1 millisecond'
+      where id = ${e.id}`;
+    return e;
+  };
+  const notifiedAt = async (id: string) => (await cp.db.sql<{ notified_at: Date | null }[]>`select notified_at from outbox_events where id = ${id}`)[0]!.notified_at;
+  const eventsRead = async () => {
+    const jsm = await jetstreamManager(cp.nats.nc);
+    await eventually(async () => {
+      const info = await jsm.consumers.info(cp.nats.names.streams.events, EVENTS_CONSUMER);
+      return info.num_pending === 0 && info.num_ack_pending === 0;
+    }, 'the events to be read');
+  };
+
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api'] });
+    ada = await createAccount(cp.db.sql);
+    sink = await startWebhookSink();
+    const api = apiClient(cp.url, ada.token);
+    await api('POST', '/integrations', { project_id: ada.project_id, name: 'ops', type: 'webhook', config: { url: `${sink.url}/hook` } });
+    await startRole();
+    await startRole();
+  });
+  after(async () => {
+    for (const r of roles) await r.stop();
+    await sink.close();
+    await cp.stop();
+  });
+
+  it('makes the deliveries of an alert event EVENTS never brought, once, with two notify processes relaying at the same time', async () => {
+    const e = await stored('heartbeat.down', { publishedAgoMs: 5 * 60_000 });
+    assert.equal(await notifiedAt(e.id), null);
+    const counts = await Promise.all([roles[0]!.relayEvents(), roles[1]!.relayEvents()]);
+    assert.ok(counts.includes(1), `relayed ${counts.join(' and ')}`);
+    const [request] = await sink.waitForRequests(1);
+    assert.equal(JSON.parse(request!.body).event, 'heartbeat.down');
+    assert.notEqual(await notifiedAt(e.id), null);
+    await queueDrained(cp);
+    const rows = await deliveryRows(cp, e.id);
+    assert.deepEqual(rows.map((r) => r.status), ['delivered']);
+    assert.equal(sink.requests.length, 1);
+    assert.equal(await roles[0]!.relayEvents(), 0, 'nothing left to relay');
+  });
+
+  it('leaves alone alerts published less than a while ago, unpublished ones, those older than a day, and events that notify nobody', async () => {
+    const recent = await stored('monitor.down', { publishedAgoMs: 10_000 });
+    const unpublished = await stored('monitor.down', { publishedAgoMs: null, createdAgoMs: 5 * 60_000 });
+    const old = await stored('monitor.up', { publishedAgoMs: 47 * 3_600_000, createdAgoMs: 48 * 3_600_000 });
+    const started = await stored('heartbeat.started', { publishedAgoMs: 5 * 60_000 });
+    assert.notEqual(await notifiedAt(started.id), null, 'an event that notifies nobody is written notified');
+    assert.equal(await roles[0]!.relayEvents(), 0);
+    for (const e of [recent, unpublished, old, started]) assert.equal((await deliveryRows(cp, e.id)).length, 0);
+  });
+
+  it('does not make again what the EVENTS consumer made: the consumer marks the event in the same transaction', async () => {
+    const before = sink.requests.length;
+    const e = await stored('heartbeat.up', { publishedAgoMs: 0 });
+    await publishEvent(cp, e);
+    await eventsRead();
+    await sink.waitForRequests(before + 1);
+    assert.notEqual(await notifiedAt(e.id), null);
+    await cp.db.sql`update outbox_events set published_at = now() - interval '5 minutes' where id = ${e.id}`;
+    assert.equal(await roles[0]!.relayEvents(), 0);
+    await queueDrained(cp);
+    assert.equal(sink.requests.length, before + 1);
+    assert.equal((await deliveryRows(cp, e.id)).length, 1);
+  });
+});
