@@ -101,6 +101,17 @@ describe('notify event relay', () => {
     for (const e of [recent, unpublished, old, started]) assert.equal((await deliveryRows(cp, e.id)).length, 0);
   });
 
+  it('marks an outbox row no consumer could read, without deliveries, and reads it only once', async () => {
+    const id = randomUUID();
+    await cp.db.sql`
+      insert into outbox_events (id, project_id, kind, payload, published_at)
+      values (${id}, ${ada.project_id}, 'monitor.down', ${cp.db.sql.json({ id, kind: 'monitor.down' })}, now() - interval '5 minutes')`;
+    assert.equal(await roles[0]!.relayEvents(), 1);
+    assert.notEqual(await notifiedAt(id), null);
+    assert.equal((await deliveryRows(cp, id)).length, 0);
+    assert.equal(await roles[0]!.relayEvents(), 0);
+  });
+
   it('does not make again what the EVENTS consumer made: the consumer marks the event in the same transaction', async () => {
     const before = sink.requests.length;
     const e = await stored('heartbeat.up', { publishedAgoMs: 0 });

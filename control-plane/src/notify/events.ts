@@ -41,15 +41,20 @@ export async function deliveriesForEvent(sql: Sql, e: DomainEvent) {
  * this, that event's notifications would be lost. Returns how many events it dispatched.
  */
 export async function relayEvents(deps: QueueDeps, lostAfterMs: number): Promise<number> {
-  const events = await unnotifiedEvents(deps.sql, lostAfterMs);
-  for (const payload of events) {
-    const parsed = DomainEvent.safeParse(payload);
-    const jobs = parsed.success ? await deliveriesForEvent(deps.sql, parsed.data) : [];
-    if (!parsed.success) await markNotified(deps.sql, (payload as { id: string }).id);
-    if (jobs.length > 0) deps.log.warn({ eventId: parsed.data!.id, kind: parsed.data!.kind, deliveries: jobs.length }, 'event dispatched by the relay: EVENTS did not bring it in time');
+  const rows = await unnotifiedEvents(deps.sql, lostAfterMs);
+  for (const row of rows) {
+    const parsed = DomainEvent.safeParse(row.payload);
+    if (!parsed.success) {
+      // No consumer could read it either: marked, so that the relay does not read it again.
+      deps.log.warn({ eventId: row.id }, 'invalid event in the outbox left without deliveries');
+      await markNotified(deps.sql, row.id);
+      continue;
+    }
+    const jobs = await deliveriesForEvent(deps.sql, parsed.data);
+    if (jobs.length > 0) deps.log.warn({ eventId: row.id, kind: parsed.data.kind, deliveries: jobs.length }, 'event dispatched by the relay: EVENTS did not bring it in time');
     await enqueue(deps, jobs);
   }
-  return events.length;
+  return rows.length;
 }
 
 /**

@@ -51,14 +51,13 @@ export async function markNotified(db: Db, eventId: string): Promise<void> {
 }
 
 /** Alert events published at least `lostAfterMs` ago, within the last day, whose deliveries were never made. */
-export async function unnotifiedEvents(sql: Sql, lostAfterMs: number, limit = 200): Promise<unknown[]> {
-  const rows = await sql<{ payload: unknown }[]>`
-    select payload from outbox_events
+export async function unnotifiedEvents(sql: Sql, lostAfterMs: number, limit = 200): Promise<{ id: string; payload: unknown }[]> {
+  return sql<{ id: string; payload: unknown }[]>`
+    select id, payload from outbox_events
     where notified_at is null and created_at > now() - interval '1 day'
       and published_at < now() - ${lostAfterMs} * interval '1 millisecond'
     order by created_at
     limit ${limit}`;
-  return rows.map((r) => r.payload);
 }
 
 export async function projectName(db: Db, projectId: string): Promise<string | undefined> {
