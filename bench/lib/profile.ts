@@ -5,7 +5,7 @@ import { resultsDir } from './result.ts'
 
 type CallFrame = { functionName: string; url: string; lineNumber: number }
 export type CpuProfile = {
-  nodes: { id: number; callFrame: CallFrame }[]
+  nodes: { id: number; callFrame: CallFrame; children?: number[] }[]
   samples: number[]
   timeDeltas: number[]
   startTime: number
@@ -60,6 +60,18 @@ function categoryOf(f: CallFrame): string {
 
 export function summariseProfile(profile: CpuProfile, file: string, topN = 14): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n.callFrame]))
+  const parentOf = new Map<number, number>()
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id)
+  const ancestors = function* (id: number) {
+    for (let at = parentOf.get(id); at !== undefined; at = parentOf.get(at)) yield byId.get(at)!
+  }
+  // The profiler's own start (inspector calls made by startProfiling) is not the code measured.
+  const isProfiler = (id: number) => [...ancestors(id)].some((f) => f.functionName === 'startProfiling')
+  // A native function (a socket write, an encoder) is told apart by the package that called it.
+  const viaOf = (id: number) => {
+    for (const f of ancestors(id)) if (f.url !== '' && !f.url.startsWith('node:')) return categoryOf(f)
+    return undefined
+  }
   const self = new Map<number, number>()
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i]!
@@ -70,11 +82,13 @@ export function summariseProfile(profile: CpuProfile, file: string, topN = 14): 
   let busyUs = 0
   for (const [id, us] of self) {
     const f = byId.get(id)!
-    if (f.functionName === '(idle)') continue
+    if (f.functionName === '(idle)' || isProfiler(id)) continue
     busyUs += us
-    const cat = categoryOf(f)
+    const native = f.url === '' && !f.functionName.startsWith('(')
+    const via = native ? viaOf(id) : undefined
+    const cat = via ? `native, called by ${via}` : categoryOf(f)
     categories.set(cat, (categories.get(cat) ?? 0) + us)
-    const where = f.url ? `${f.url.replace(/^.*\/(node_modules|probe-agent|control-plane|shared|bench)\//, '$1/')}:${f.lineNumber + 1}` : ''
+    const where = f.url ? `${f.url.replace(/^.*\/(node_modules|probe-agent|control-plane|shared|bench)\//, '$1/')}:${f.lineNumber + 1}` : via ? `called by ${via}` : ''
     const key = `${f.functionName}@${where}`
     const entry = functions.get(key) ?? { fn: f.functionName || '(anonymous)', where, us: 0 }
     entry.us += us
