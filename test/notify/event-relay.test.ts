@@ -15,7 +15,8 @@ import { eventually } from '../harness/streams.ts';
 import { deliveryRows, domainEvent, publishEvent, queueDrained } from './helpers.ts';
 
 /**
- * The event relay: an alert event stored in the outbox and published, but never brought to the
+ * From EVENTS to deliveries. The consumer takes a backlog in batches, one transaction each. The
+ * event relay: an alert event stored in the outbox and published, but never brought to the
  * notify role by EVENTS (a consumer that skipped a stored message), still gets its deliveries,
  * once, however many relays and consumers see it.
  */
@@ -124,5 +125,22 @@ describe('notify event relay', () => {
     await queueDrained(cp);
     assert.equal(sink.requests.length, before + 1);
     assert.equal((await deliveryRows(cp, e.id)).length, 1);
+  });
+
+  it('makes the deliveries of a backlog of 300 events in batches, each event once', async () => {
+    const before = sink.requests.length;
+    for (const r of roles.splice(0)) await r.stop();
+    const burst = Array.from({ length: 300 }, (_, i) => domainEvent(ada.project_id, { kind: 'heartbeat.down', subject: { type: 'heartbeat', id: randomUUID(), name: `job ${i}` }, data: {} }));
+    await Promise.all(burst.map((e) => publishEvent(cp, e)));
+    const role = await startRole();
+    await eventsRead();
+    await sink.waitForRequests(before + 300);
+    await queueDrained(cp);
+    assert.equal(sink.requests.length, before + 300);
+    const [row] = await cp.db.sql<{ n: number }[]>`select count(*)::int as n from deliveries where event_id = any(${`{${burst.map((e) => e.id).join(',')}}`}::uuid[])`;
+    assert.equal(row!.n, 300);
+    const { eventBatches } = role.stats();
+    // 100 a fetch at most; taken as they come, so a fetch makes a few batches, never one per event.
+    assert.ok(eventBatches >= 3 && eventBatches <= 30, `${eventBatches} transactions for 300 events`);
   });
 });

@@ -6,31 +6,41 @@ import type { IntegrationType } from '../../../shared/src/contracts/notify.ts';
 import type { Sql } from '../db/sql.ts';
 import { notificationFromEvent } from './content.ts';
 import { enqueue, type QueueDeps } from './queue.ts';
-import { insertDeliveries, markNotified, projectName, recipientsOf, unnotifiedEvents } from './repo.ts';
+import { insertDeliveries, markNotified, projectNames, recipientsOf, unnotifiedEvents } from './repo.ts';
 
 export const EVENTS_CONSUMER = 'notify';
+
+/** Events handled in one transaction at most. */
+const MAX_BATCH = 100;
 
 /** A durable created for the first time replays this much of EVENTS, not its whole 30 days. */
 const FIRST_START_LOOKBACK_MS = 60 * 60_000;
 
+type Job = { id: string; event_id: string; integration_id: string; type: IntegrationType };
+
 /**
- * Turns one monitor or heartbeat event into its deliveries, in one transaction, and marks the
- * event notified. The unique (event, integration) pair makes a replayed event a no-op, whoever
+ * Turns monitor and heartbeat events into their deliveries, in one transaction, and marks the
+ * events notified. The unique (event, integration) pair makes a replayed event a no-op, whoever
  * replays it (the consumer, a second notify process, the event relay). Returns what to queue.
  */
-export async function deliveriesForEvent(sql: Sql, e: DomainEvent) {
+export async function deliveriesForEvents(sql: Sql, events: readonly DomainEvent[]): Promise<Job[]> {
+  const unique = [...new Map(events.map((e) => [e.id, e])).values()];
+  if (unique.length === 0) return [];
   return sql.begin(async (tx) => {
-    await markNotified(tx, e.id);
-    const name = await projectName(tx, e.project_id);
-    if (name === undefined) return [];
-    const recipients = await recipientsOf(tx, e.project_id, e.subject);
-    const payload = notificationFromEvent(e, { id: e.project_id, name });
+    await markNotified(tx, unique.map((e) => e.id));
+    const names = await projectNames(tx, [...new Set(unique.map((e) => e.project_id))]);
+    const live = unique.filter((e) => names.has(e.project_id));
+    const recipients = await recipientsOf(tx, live);
+    const byId = new Map(live.map((e) => [e.id, e]));
     const inserted = await insertDeliveries(
       tx,
-      recipients.map((r) => ({ event_id: e.id, integration_id: r.id, project_id: e.project_id, trigger_id: null, kind: e.kind, payload })),
+      recipients.map((r) => {
+        const e = byId.get(r.event_id)!;
+        return { event_id: e.id, integration_id: r.id, project_id: e.project_id, trigger_id: null, kind: e.kind, payload: notificationFromEvent(e, { id: e.project_id, name: names.get(e.project_id)! }) };
+      }),
     );
     const typeOf = new Map<string, IntegrationType>(recipients.map((r) => [r.id, r.type]));
-    return inserted.map((d) => ({ id: d.id, integration_id: d.integration_id, type: typeOf.get(d.integration_id)! }));
+    return inserted.map((d) => ({ id: d.id, event_id: d.event_id, integration_id: d.integration_id, type: typeOf.get(d.integration_id)! }));
   });
 }
 
@@ -47,10 +57,10 @@ export async function relayEvents(deps: QueueDeps, lostAfterMs: number): Promise
     if (!parsed.success) {
       // No consumer could read it either: marked, so that the relay does not read it again.
       deps.log.warn({ eventId: row.id }, 'invalid event in the outbox left without deliveries');
-      await markNotified(deps.sql, row.id);
+      await markNotified(deps.sql, [row.id]);
       continue;
     }
-    const jobs = await deliveriesForEvent(deps.sql, parsed.data);
+    const jobs = await deliveriesForEvents(deps.sql, [parsed.data]);
     if (jobs.length > 0) deps.log.warn({ eventId: row.id, kind: parsed.data.kind, deliveries: jobs.length }, 'event dispatched by the relay: EVENTS did not bring it in time');
     await enqueue(deps, jobs);
   }
@@ -61,7 +71,7 @@ export async function relayEvents(deps: QueueDeps, lostAfterMs: number): Promise
  * The notify role's reader of EVENTS: a durable consumer shared by every notify process. An
  * event is acknowledged after its deliveries are committed; their NOTIFY messages follow.
  */
-export async function startEventsConsumer(deps: QueueDeps & { now: () => Date }): Promise<{ stop(): Promise<void> }> {
+export async function startEventsConsumer(deps: QueueDeps & { now: () => Date }): Promise<{ stats(): { batches: number }; stop(): Promise<void> }> {
   const log = deps.log.child({ component: 'notify-events' });
   const consumer = await durableConsumer(deps.nc, deps.names.streams.events, {
     durable_name: EVENTS_CONSUMER,
@@ -71,29 +81,56 @@ export async function startEventsConsumer(deps: QueueDeps & { now: () => Date })
     max_ack_pending: 1_000,
   });
 
-  const handle = async (msg: JsMsg) => {
-    let event: DomainEvent;
-    try {
-      event = DomainEvent.parse(msg.json());
-    } catch {
-      log.warn({ subject: msg.subject, seq: msg.seq }, 'invalid event terminated');
-      msg.term();
-      return;
+  // Messages are taken as they arrive and handled in batches, one transaction each: a burst of
+  // transitions (thousands of misses in a second) costs a few transactions, not one per event.
+  const pending: JsMsg[] = [];
+  let draining: Promise<void> | undefined;
+  const drain = (): Promise<void> =>
+    (draining ??= (async () => {
+      while (pending.length > 0) {
+        await handle(pending.splice(0, MAX_BATCH)).catch((err: unknown) => {
+          // After the commit and the acks: the deliveries are stored, and the relay queues them.
+          log.warn({ err }, 'deliveries not queued yet; the relay will queue them');
+        });
+      }
+    })().finally(() => {
+      draining = undefined;
+      // A message taken after the last look at the queue.
+      if (pending.length > 0) void drain();
+    }));
+
+  const handle = async (msgs: JsMsg[]) => {
+    const alerts: { msg: JsMsg; event: DomainEvent }[] = [];
+    for (const msg of msgs) {
+      let event: DomainEvent;
+      try {
+        event = DomainEvent.parse(msg.json());
+      } catch {
+        log.warn({ subject: msg.subject, seq: msg.seq }, 'invalid event terminated');
+        msg.term();
+        continue;
+      }
+      if (alertKinds.has(event.kind)) alerts.push({ msg, event });
+      else msg.ack();
     }
-    if (!alertKinds.has(event.kind)) {
-      msg.ack();
-      return;
-    }
+    if (alerts.length === 0) return;
     try {
-      const jobs = await deliveriesForEvent(deps.sql, event);
-      msg.ack();
-      if (jobs.length > 0) log.info({ eventId: event.id, kind: event.kind, deliveries: jobs.length }, 'event dispatched');
+      const jobs = await deliveriesForEvents(deps.sql, alerts.map((a) => a.event));
+      for (const a of alerts) a.msg.ack();
+      batches++;
+      if (jobs.length > 0) log.info({ events: alerts.length, deliveries: jobs.length }, 'events dispatched');
       await enqueue(deps, jobs);
     } catch (err) {
-      log.error({ err, eventId: event.id }, 'event not dispatched; redelivering later');
-      msg.nak(5_000);
+      if (alerts.length > 1) {
+        // Usually the database is away; but one event that cannot be dispatched must not hold back the others.
+        for (const a of alerts) await handle([a.msg]);
+        return;
+      }
+      log.error({ err, eventId: alerts[0]!.event.id }, 'event not dispatched; redelivering later');
+      alerts[0]!.msg.nak(5_000);
     }
   };
+  let batches = 0;
 
   let stopped = false;
   // The pull in progress, ended by stop() so that stopping does not wait out its expiry.
@@ -103,7 +140,10 @@ export async function startEventsConsumer(deps: QueueDeps & { now: () => Date })
       try {
         const iter = await consumer.fetch({ max_messages: 100, expires: 1_000 });
         pulling = iter;
-        for await (const m of iter) await handle(m);
+        for await (const m of iter) {
+          pending.push(m);
+          void drain();
+        }
       } catch (err) {
         if (stopped) break;
         log.warn({ err }, 'fetching events failed; retrying');
@@ -113,10 +153,13 @@ export async function startEventsConsumer(deps: QueueDeps & { now: () => Date })
   })();
 
   return {
+    stats: () => ({ batches }),
     async stop() {
       stopped = true;
       pulling?.stop();
       await loop;
+      // What was taken is handled before stopping, so none of it waits out its ack time.
+      await drain();
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { IntegrationType, Notification } from '../../../shared/src/contracts/notify.ts';
-import type { Db, Sql } from '../db/sql.ts';
+import { arrayLiteral, type Db, type Sql } from '../db/sql.ts';
 
 export interface NewDelivery {
   event_id: string;
@@ -20,34 +20,55 @@ export interface QueuedDelivery {
 }
 
 /** Inserts deliveries; a pair (event, integration) that already has one is skipped, so a replayed event adds nothing. */
-export async function insertDeliveries(tx: Db, rows: readonly NewDelivery[]): Promise<{ id: string; integration_id: string }[]> {
-  if (rows.length === 0) return [];
-  return tx<{ id: string; integration_id: string }[]>`
-    insert into deliveries ${tx(rows.map((r) => ({ ...r, payload: tx.json(r.payload as never) })))}
-    on conflict (event_id, integration_id) do nothing
-    returning id, integration_id`;
+export async function insertDeliveries(tx: Db, rows: readonly NewDelivery[]): Promise<{ id: string; event_id: string; integration_id: string }[]> {
+  const out: { id: string; event_id: string; integration_id: string }[] = [];
+  // Six parameters a row, within the protocol's 65,535 per statement.
+  for (let at = 0; at < rows.length; at += 5_000) {
+    const chunk = rows.slice(at, at + 5_000);
+    out.push(
+      ...(await tx<{ id: string; event_id: string; integration_id: string }[]>`
+        insert into deliveries ${tx(chunk.map((r) => ({ ...r, payload: tx.json(r.payload as never) })))}
+        on conflict (event_id, integration_id) do nothing
+        returning id, event_id, integration_id`),
+    );
+  }
+  return out;
 }
 
 /**
- * Who hears about an event of a monitor or heartbeat: the resource's own integrations when it
- * names some, else every integration of the project; active ones only in both cases.
+ * Who hears about each of these events of monitors and heartbeats: the resource's own
+ * integrations when it names some, else every integration of the project; active ones only in
+ * both cases. One row per (event, integration), in the events' order.
  */
-export async function recipientsOf(db: Db, projectId: string, subject: { type: string; id: string }) {
-  return db<{ id: string; type: IntegrationType }[]>`
-    with linked as (
-      select integration_id from monitor_integrations where ${subject.type} = 'monitor' and monitor_id = ${subject.id}
-      union
-      select integration_id from heartbeat_integrations where ${subject.type} = 'heartbeat' and heartbeat_id = ${subject.id}
-    )
-    select i.id, i.type from integrations i
-    where i.project_id = ${projectId} and i.active
-      and (not exists (select 1 from linked) or i.id in (select integration_id from linked))
-    order by i.created_at, i.id`;
+export async function recipientsOf(db: Db, events: readonly { id: string; project_id: string; subject: { type: string; id: string } }[]) {
+  if (events.length === 0) return [];
+  return db<{ event_id: string; id: string; type: IntegrationType }[]>`
+    select e.event_id, i.id, i.type
+    from unnest(${arrayLiteral(events.map((e) => e.id))}::uuid[], ${arrayLiteral(events.map((e) => e.project_id))}::uuid[],
+      ${arrayLiteral(events.map((e) => e.subject.type))}::text[], ${arrayLiteral(events.map((e) => e.subject.id))}::uuid[])
+      with ordinality as e(event_id, project_id, subject_type, subject_id, ord)
+    cross join lateral (
+      select array(
+        select integration_id from monitor_integrations where e.subject_type = 'monitor' and monitor_id = e.subject_id
+        union
+        select integration_id from heartbeat_integrations where e.subject_type = 'heartbeat' and heartbeat_id = e.subject_id
+      ) as ids
+    ) linked
+    join integrations i on i.project_id = e.project_id and i.active and (cardinality(linked.ids) = 0 or i.id = any(linked.ids))
+    order by e.ord, i.created_at, i.id`;
 }
 
-/** The event's deliveries are made (in their transaction): the event relay leaves it alone. */
-export async function markNotified(db: Db, eventId: string): Promise<void> {
-  await db`update outbox_events set notified_at = now() where id = ${eventId} and notified_at is null`;
+/** The names of these projects, by id; a deleted project is absent. */
+export async function projectNames(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db<{ id: string; name: string }[]>`select id, name from projects where id = any(${arrayLiteral(ids)}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** These events' deliveries are made (in their transaction): the event relay leaves them alone. */
+export async function markNotified(db: Db, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await db`update outbox_events set notified_at = now() where id = any(${arrayLiteral(eventIds)}::uuid[]) and notified_at is null`;
 }
 
 /** Alert events published at least `lostAfterMs` ago, within the last day, whose deliveries were never made. */
@@ -58,11 +79,6 @@ export async function unnotifiedEvents(sql: Sql, lostAfterMs: number, limit = 20
       and published_at < now() - ${lostAfterMs} * interval '1 millisecond'
     order by created_at
     limit ${limit}`;
-}
-
-export async function projectName(db: Db, projectId: string): Promise<string | undefined> {
-  const [row] = await db<{ name: string }[]>`select name from projects where id = ${projectId}`;
-  return row?.name;
 }
 
 export async function markQueued(sql: Sql, ids: readonly string[]): Promise<void> {

@@ -47,7 +47,8 @@ export interface NotifyRoleOptions extends NotifyTuning {
 }
 
 export interface NotifyRole {
-  stats(): WorkerStats;
+  /** The delivery worker's counters, and how many transactions made deliveries from EVENTS. */
+  stats(): WorkerStats & { eventBatches: number };
   /** Publishes the deliveries no message stands for now (also done on a timer). */
   relay(): Promise<number>;
   /** Makes the deliveries of alert events EVENTS did not bring in time (also done on a timer). */
@@ -93,7 +94,7 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
   log.info('notify started');
 
   return {
-    stats: worker.stats,
+    stats: () => ({ ...worker.stats(), eventBatches: events.stats().batches }),
     relay: relayNow,
     relayEvents: relayEventsNow,
     async stop() {
