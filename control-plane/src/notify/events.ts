@@ -114,12 +114,9 @@ export async function startEventsConsumer(deps: QueueDeps & { now: () => Date })
       else msg.ack();
     }
     if (alerts.length === 0) return;
+    let jobs: Job[];
     try {
-      const jobs = await deliveriesForEvents(deps.sql, alerts.map((a) => a.event));
-      for (const a of alerts) a.msg.ack();
-      batches++;
-      if (jobs.length > 0) log.info({ events: alerts.length, deliveries: jobs.length }, 'events dispatched');
-      await enqueue(deps, jobs);
+      jobs = await deliveriesForEvents(deps.sql, alerts.map((a) => a.event));
     } catch (err) {
       if (alerts.length > 1) {
         // Usually the database is away; but one event that cannot be dispatched must not hold back the others.
@@ -128,7 +125,12 @@ export async function startEventsConsumer(deps: QueueDeps & { now: () => Date })
       }
       log.error({ err, eventId: alerts[0]!.event.id }, 'event not dispatched; redelivering later');
       alerts[0]!.msg.nak(5_000);
+      return;
     }
+    for (const a of alerts) a.msg.ack();
+    batches++;
+    if (jobs.length > 0) log.info({ events: alerts.length, deliveries: jobs.length }, 'events dispatched');
+    await enqueue(deps, jobs);
   };
   let batches = 0;
 
