@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { startNotifyRole, type NotifyRole } from '../../control-plane/src/notify/role.ts';
+import type { NotifyRole } from '../../control-plane/src/notify/role.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { quietLog } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { startTarget, startWebhookSink, type Target } from '../harness/http.ts';
 import { eventually, publishJson } from '../harness/streams.ts';
-import { deliveryRows, queueDrained } from './helpers.ts';
+import { deliveryRows, queueDrained, startTestNotifyRole } from './helpers.ts';
 
 const BACKOFF_MS = 100;
 
@@ -20,16 +19,7 @@ describe('delivery', () => {
   let targets: Target[] = [];
 
   const startRole = async () => {
-    role = await startNotifyRole({
-      sql: cp.db.sql,
-      nc: cp.nats.nc,
-      names: cp.nats.names,
-      log: quietLog,
-      config: cp.config,
-      keys: cp.cp.keys,
-      backoffBaseMs: BACKOFF_MS,
-      relayEveryMs: 100,
-    });
+    role = await startTestNotifyRole(cp, { backoffBaseMs: BACKOFF_MS, relayEveryMs: 100 });
     return role;
   };
   const stopRole = async () => {

@@ -1,18 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { jetstreamManager } from '@nats-io/jetstream';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
 import { recordEvent } from '../../control-plane/src/events/outbox.ts';
-import { EVENTS_CONSUMER } from '../../control-plane/src/notify/events.ts';
-import { startNotifyRole, type NotifyRole } from '../../control-plane/src/notify/role.ts';
+import type { NotifyRole } from '../../control-plane/src/notify/role.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
-import { quietLog } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { startWebhookSink, type Target } from '../harness/http.ts';
-import { eventually } from '../harness/streams.ts';
-import { deliveryRows, domainEvent, publishEvent, queueDrained } from './helpers.ts';
+import { deliveryRows, domainEvent, eventsRead, publishEvent, queueDrained, startTestNotifyRole } from './helpers.ts';
 
 /**
  * From EVENTS to deliveries. The consumer takes a backlog in batches, one transaction each. The
@@ -27,17 +23,8 @@ describe('notify event relay', () => {
   const roles: NotifyRole[] = [];
 
   const startRole = async () => {
-    const role = await startNotifyRole({
-      sql: cp.db.sql,
-      nc: cp.nats.nc,
-      names: cp.nats.names,
-      log: quietLog,
-      config: cp.config,
-      keys: cp.cp.keys,
-      // The tests call the relays themselves.
-      relayEveryMs: 3_600_000,
-      eventsLostAfterMs: 60_000,
-    });
+    // The tests call the relays themselves.
+    const role = await startTestNotifyRole(cp, { relayEveryMs: 3_600_000, eventsLostAfterMs: 60_000 });
     roles.push(role);
     return role;
   };
@@ -54,13 +41,6 @@ describe('notify event relay', () => {
     return e;
   };
   const notifiedAt = async (id: string) => (await cp.db.sql<{ notified_at: Date | null }[]>`select notified_at from outbox_events where id = ${id}`)[0]!.notified_at;
-  const eventsRead = async () => {
-    const jsm = await jetstreamManager(cp.nats.nc);
-    await eventually(async () => {
-      const info = await jsm.consumers.info(cp.nats.names.streams.events, EVENTS_CONSUMER);
-      return info.num_pending === 0 && info.num_ack_pending === 0;
-    }, 'the events to be read');
-  };
 
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api'] });
@@ -117,7 +97,7 @@ describe('notify event relay', () => {
     const before = sink.requests.length;
     const e = await stored('heartbeat.up', { publishedAgoMs: 0 });
     await publishEvent(cp, e);
-    await eventsRead();
+    await eventsRead(cp);
     await sink.waitForRequests(before + 1);
     assert.notEqual(await notifiedAt(e.id), null);
     await cp.db.sql`update outbox_events set published_at = now() - interval '5 minutes' where id = ${e.id}`;
@@ -133,7 +113,7 @@ describe('notify event relay', () => {
     const burst = Array.from({ length: 300 }, (_, i) => domainEvent(ada.project_id, { kind: 'heartbeat.down', subject: { type: 'heartbeat', id: randomUUID(), name: `job ${i}` }, data: {} }));
     await Promise.all(burst.map((e) => publishEvent(cp, e)));
     const role = await startRole();
-    await eventsRead();
+    await eventsRead(cp);
     await sink.waitForRequests(before + 300);
     await queueDrained(cp);
     assert.equal(sink.requests.length, before + 300);

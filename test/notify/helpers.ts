@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
+import { EVENTS_CONSUMER } from '../../control-plane/src/notify/events.ts';
+import { startNotifyRole, type NotifyRole, type NotifyTuning } from '../../control-plane/src/notify/role.ts';
 import { WORKER_CONSUMER } from '../../control-plane/src/notify/worker.ts';
 import type { Call } from '../harness/api.ts';
 import type { RecordedRequest } from '../harness/http.ts';
 import type { TestControlPlane } from '../harness/control-plane.ts';
+import { quietLog } from '../harness/db.ts';
 import { eventually, publishJson } from '../harness/streams.ts';
 
 export const botToken = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
@@ -60,6 +63,20 @@ export function domainEvent(projectId: string, e: Pick<DomainEvent, 'kind' | 'su
 
 export async function publishEvent(cp: TestControlPlane, event: DomainEvent, msgId = event.id): Promise<void> {
   await publishJson(cp.nats.nc, cp.nats.names.subjects.event(event.project_id, event.kind), event, msgId);
+}
+
+/** A notify role of its own on the control plane's database and NATS, tuned for tests. */
+export function startTestNotifyRole(cp: TestControlPlane, tuning: NotifyTuning = {}): Promise<NotifyRole> {
+  return startNotifyRole({ sql: cp.db.sql, nc: cp.nats.nc, names: cp.nats.names, log: quietLog, config: cp.config, keys: cp.cp.keys, ...tuning });
+}
+
+/** Resolves once the notify role has read every event published so far. */
+export async function eventsRead(cp: TestControlPlane): Promise<void> {
+  const jsm = await jetstreamManager(cp.nats.nc);
+  await eventually(async () => {
+    const info = await jsm.consumers.info(cp.nats.names.streams.events, EVENTS_CONSUMER);
+    return info.num_pending === 0 && info.num_ack_pending === 0;
+  }, 'the events to be read');
 }
 
 /** Resolves once the NOTIFY work queue holds nothing: every delivery message was acknowledged or ended. */

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { EVENTS_CONSUMER } from '../../control-plane/src/notify/events.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { startWebhookSink, type Target } from '../harness/http.ts';
-import { eventually, publishJson } from '../harness/streams.ts';
-import { domainEvent, publishEvent, queueDrained } from './helpers.ts';
+import { publishJson } from '../harness/streams.ts';
+import { domainEvent, eventsRead, publishEvent, queueDrained } from './helpers.ts';
 
 describe('who hears about monitor and heartbeat events', () => {
   let cp: TestControlPlane;
@@ -17,14 +15,6 @@ describe('who hears about monitor and heartbeat events', () => {
   let sinks: Record<'a' | 'b' | 'off' | 'other', Target>;
   let ids: Record<'a' | 'b' | 'off', string>;
 
-  /** Resolves once the notify role has read every event published so far. */
-  const eventsRead = async () => {
-    const jsm = await jetstreamManager(cp.nats.nc);
-    await eventually(async () => {
-      const info = await jsm.consumers.info(cp.nats.names.streams.events, EVENTS_CONSUMER);
-      return info.num_pending === 0 && info.num_ack_pending === 0;
-    }, 'the events to be read');
-  };
   const deliveriesOf = (eventId: string) =>
     cp.db.sql<{ integration_id: string }[]>`select integration_id from deliveries where event_id = ${eventId} order by integration_id`;
   const hook = async (projectId: string, name: string, sink: Target, active = true) =>
@@ -59,13 +49,13 @@ describe('who hears about monitor and heartbeat events', () => {
     const h = domainEvent(ada.project_id, { kind: 'heartbeat.down', subject: { type: 'heartbeat', id: heartbeat.id, name: 'Job' }, data: { reason: 'failed' } });
     await publishEvent(cp, m);
     await publishEvent(cp, h);
-    await eventsRead();
+    await eventsRead(cp);
     assert.deepEqual((await deliveriesOf(m.id)).map((d) => d.integration_id), [ids.b]);
     assert.deepEqual((await deliveriesOf(h.id)).map((d) => d.integration_id), [ids.a]);
   });
 
   it('never sends to a paused integration or to another project\'s', async () => {
-    await eventsRead();
+    await eventsRead(cp);
     await queueDrained(cp);
     assert.equal(sinks.off.requests.length, 0);
     assert.equal(sinks.other.requests.length, 0);
@@ -76,7 +66,7 @@ describe('who hears about monitor and heartbeat events', () => {
     const e = domainEvent(ada.project_id, { kind: 'heartbeat.up', subject: { type: 'heartbeat', id: randomUUID(), name: 'h' }, data: {} });
     await publishEvent(cp, e, `${e.id}:1`);
     await publishEvent(cp, e, `${e.id}:2`);
-    await eventsRead();
+    await eventsRead(cp);
     await queueDrained(cp);
     assert.equal((await deliveriesOf(e.id)).length, 2);
     assert.equal(sinks.a.requests.length, before + 1);
@@ -89,7 +79,7 @@ describe('who hears about monitor and heartbeat events', () => {
       domainEvent(ada.project_id, { kind: 'trigger.fired', subject: { type: 'trigger', id: randomUUID(), name: 't' }, data: {} }),
     ];
     for (const e of quiet) await publishEvent(cp, e);
-    await eventsRead();
+    await eventsRead(cp);
     for (const e of quiet) assert.equal((await deliveriesOf(e.id)).length, 0, e.kind);
   });
 
@@ -97,7 +87,7 @@ describe('who hears about monitor and heartbeat events', () => {
     await publishJson(cp.nats.nc, cp.nats.names.subjects.event(ada.project_id, 'monitor.down'), { id: 'nope', kind: 'monitor.down' });
     const e = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'after' }, data: {} });
     await publishEvent(cp, e);
-    await eventsRead();
+    await eventsRead(cp);
     assert.equal((await deliveriesOf(e.id)).length, 2);
   });
 });
