@@ -3,11 +3,13 @@ import { describe, it } from 'node:test';
 import { createActors, type Step } from '../../control-plane/src/deadline/actors.ts';
 
 /** Actors whose steps wait until the test releases them. */
-function setup(batchSize = 10, concurrency = 1) {
+function setup(batchSize = 10, concurrency = 1, pingsPerStep = 100, pingsPerBatch = 1_000) {
   const batches: Step<string>[][] = [];
   const release: (() => void)[] = [];
   const actors = createActors<string>({
     batchSize,
+    pingsPerStep,
+    pingsPerBatch,
     concurrency,
     onError: (err) => assert.fail(String(err)),
     run: (steps) => {
@@ -24,19 +26,52 @@ function setup(batchSize = 10, concurrency = 1) {
 }
 
 describe('heartbeat actors', () => {
-  it('runs one step of an actor at a time, its pings in arrival order', async () => {
+  it('runs one step of an actor at a time, taking every ping it queued, in arrival order', async () => {
     const { actors, batches, turn, finishNext } = setup();
     actors.ping('a', 'a1');
     actors.ping('a', 'a2');
     actors.ping('a', 'a3');
     await turn();
-    assert.deepEqual(batches.map((b) => b.map((s) => s.ping)), [['a1']]);
+    assert.deepEqual(batches.map((b) => b.map((s) => s.pings)), [[['a1', 'a2', 'a3']]]);
+    actors.ping('a', 'a4');
+    actors.ping('a', 'a5');
+    await turn();
+    assert.equal(batches.length, 1, 'no second step of the actor while its first runs');
     await finishNext();
-    assert.deepEqual(batches.map((b) => b.map((s) => s.ping)), [['a1'], ['a2']]);
+    assert.deepEqual(batches.map((b) => b.map((s) => s.pings)), [[['a1', 'a2', 'a3']], [['a4', 'a5']]]);
     await finishNext();
-    await finishNext();
-    assert.deepEqual(batches.map((b) => b.map((s) => s.ping)), [['a1'], ['a2'], ['a3']]);
     await actors.idle();
+  });
+
+  it('caps the pings of a step and names the ping that follows, which the next step takes', async () => {
+    const { actors, batches, turn, finishNext } = setup(10, 1, 2);
+    for (const p of ['a1', 'a2', 'a3', 'a4', 'a5']) actors.ping('a', p);
+    await turn();
+    assert.deepEqual(batches[0], [{ id: 'a', pings: ['a1', 'a2'], following: 'a3', changed: false }]);
+    await finishNext();
+    assert.deepEqual(batches[1], [{ id: 'a', pings: ['a3', 'a4'], following: 'a5', changed: false }]);
+    await finishNext();
+    assert.deepEqual(batches[2], [{ id: 'a', pings: ['a5'], following: undefined, changed: false }]);
+    await finishNext();
+    await actors.idle();
+  });
+
+  it('does not let a flooded actor hold back the others: a batch stops at its ping budget and the others come next', async () => {
+    const { actors, batches, turn, finishNext } = setup(10, 1, 50, 60);
+    for (let i = 0; i < 500; i++) actors.ping('hot', `h${i}`);
+    actors.ping('b', 'b1');
+    actors.ping('c', 'c1');
+    await turn();
+    assert.deepEqual(batches[0]!.map((s) => [s.id, s.pings.length]), [['hot', 50], ['b', 1], ['c', 1]]);
+    await finishNext();
+    actors.ping('d', 'd1');
+    await finishNext();
+    assert.deepEqual(batches[1]!.map((s) => [s.id, s.pings.length]), [['hot', 50]]);
+    assert.deepEqual(batches[2]!.map((s) => [s.id, s.pings.length]), [['d', 1]], 'd waits for one step of hot at most');
+    for (let i = 0; i < 9; i++) await finishNext();
+    await actors.idle();
+    assert.equal(batches.length, 11, 'ten steps of hot, fifty pings each');
+    assert.equal(batches.flat().reduce((n, s) => n + s.pings.length, 0), 503);
   });
 
   it('batches the steps of different actors that wait together', async () => {
@@ -59,10 +94,10 @@ describe('heartbeat actors', () => {
     actors.tick('a');
     actors.changed('a');
     await turn();
-    assert.deepEqual(batches[0], [{ id: 'a', ping: undefined, changed: true }]);
+    assert.deepEqual(batches[0], [{ id: 'a', pings: [], following: undefined, changed: true }]);
     actors.changed('a');
     await finishNext();
-    assert.deepEqual(batches[1], [{ id: 'a', ping: undefined, changed: true }]);
+    assert.deepEqual(batches[1], [{ id: 'a', pings: [], following: undefined, changed: true }]);
     await finishNext();
     assert.equal(batches.length, 2);
     assert.equal(actors.stats().actors, 0, 'an actor with nothing to do is forgotten');
@@ -81,6 +116,8 @@ describe('heartbeat actors', () => {
     const published = new Promise<void>((r) => (publish = r));
     const actors = createActors<string>({
       batchSize: 1,
+      pingsPerStep: 100,
+      pingsPerBatch: 1_000,
       concurrency: 1,
       onError: (err) => assert.fail(String(err)),
       run: async (steps) => {
@@ -94,10 +131,13 @@ describe('heartbeat actors', () => {
     actors.ping('b', 'b1');
     await turn();
     await turn();
-    assert.deepEqual(batches.map((b) => b[0]!.ping), ['a1', 'b1'], 'b ran while a1 was being published; a2 waits');
+    assert.deepEqual(batches.map((b) => b[0]!.pings), [['a1', 'a2'], ['b1']], 'b ran while a1 and a2 were being published');
+    actors.ping('a', 'a3');
+    await turn();
+    assert.equal(batches.length, 2, 'a3 waits for the events of a1 and a2');
     publish();
     await actors.idle();
-    assert.deepEqual(batches.map((b) => b[0]!.ping), ['a1', 'b1', 'a2']);
+    assert.deepEqual(batches.map((b) => b[0]!.pings), [['a1', 'a2'], ['b1'], ['a3']]);
   });
 
   it('drops the queued work of a partition given back and returns its pings', async () => {
@@ -115,7 +155,7 @@ describe('heartbeat actors', () => {
     assert.equal(done, false, 'the step in flight is still running');
     await finishNext();
     assert.equal(done, true);
-    assert.deepEqual(batches[1]!.map((s) => s.ping), ['z1']);
+    assert.deepEqual(batches[1]!.map((s) => s.pings), [['z1']]);
     await finishNext();
     await actors.idle();
   });

@@ -145,13 +145,13 @@ describe('the deadline steps with pings delivered out of order', () => {
     const reordered = await createHeartbeat();
     const a = kinds.map((k, i) => ping(inOrder, k, t(i)));
     const b = kinds.map((k, i) => ping(reordered, k, t(i)));
-    for (const p of a) await runSteps(db.sql, [{ id: inOrder, ping: p }], t(10));
+    for (const p of a) await runSteps(db.sql, [{ id: inOrder, pings: [p], now: t(10) }]);
     // Both failures lost in flight; the successes after them applied first; then the failures
     // come back, and one of them once more.
     const outcomes = [];
-    for (const p of [b[0], b[1], b[4], b[5], b[3], b[2], b[3]]) outcomes.push(...(await runSteps(db.sql, [{ id: reordered, ping: p! }], t(10))));
+    for (const p of [b[0], b[1], b[4], b[5], b[3], b[2], b[3]]) outcomes.push(...(await runSteps(db.sql, [{ id: reordered, pings: [p!], now: t(10) }])));
     assert.deepEqual(
-      outcomes.map((o) => (o.duplicate ? 'again' : o.late ? `late, ${o.late.alerts} alerts` : 'in order')),
+      outcomes.map((o) => (o.duplicates > 0 ? 'again' : o.late.pings > 0 ? `late, ${o.late.alerts} alerts` : 'in order')),
       ['in order', 'in order', 'in order', 'in order', 'late, 2 alerts', 'late, 0 alerts', 'again'],
     );
 
@@ -162,7 +162,7 @@ describe('the deadline steps with pings delivered out of order', () => {
     assert.deepEqual([x!.status, y!.status], ['up', 'up']);
   });
 
-  it('raises as many downs and ups as stream order would, whatever the delivery order', async () => {
+  it('raises as many downs and ups as stream order would, whatever the delivery order and however deliveries are grouped into steps', async () => {
     const delivery = fc
       .array(fc.constantFrom<PingKind>('success', 'fail', 'start'), { minLength: 2, maxLength: 8 })
       .chain((kinds) =>
@@ -171,19 +171,26 @@ describe('the deadline steps with pings delivered out of order', () => {
           // How many places each ping (but the first, which anchors the history) is delivered late.
           delays: fc.array(fc.nat({ max: 4 }), { minLength: kinds.length, maxLength: kinds.length }),
           again: fc.array(fc.boolean(), { minLength: kinds.length, maxLength: kinds.length }),
+          // Where a step ends: the deliveries between two ends are applied together.
+          cuts: fc.array(fc.boolean(), { minLength: 2 * kinds.length, maxLength: 2 * kinds.length }),
         }),
       );
     await fc.assert(
-      fc.asyncProperty(delivery, async ({ kinds, delays, again }) => {
+      fc.asyncProperty(delivery, async ({ kinds, delays, again, cuts }) => {
         const inOrder = await createHeartbeat();
         const reordered = await createHeartbeat();
-        for (const [i, k] of kinds.entries()) await runSteps(db.sql, [{ id: inOrder, ping: ping(inOrder, k, t(i)) }], t(30));
+        for (const [i, k] of kinds.entries()) await runSteps(db.sql, [{ id: inOrder, pings: [ping(inOrder, k, t(i))], now: t(30) }]);
         const pings = kinds.map((k, i) => ping(reordered, k, t(i)));
         const order = pings
           .map((p, i) => ({ p, key: i === 0 ? -1 : i + delays[i - 1]! + 0.5 }))
           .sort((x, y) => x.key - y.key)
           .flatMap(({ p }, i) => (i > 0 && again[i - 1] ? [p, p] : [p]));
-        for (const p of order) await runSteps(db.sql, [{ id: reordered, ping: p }], t(30));
+        const steps: (typeof order)[] = [[]];
+        for (const [i, p] of order.entries()) {
+          steps.at(-1)!.push(p);
+          if (cuts[i]) steps.push([]);
+        }
+        for (const group of steps) if (group.length > 0) await runSteps(db.sql, [{ id: reordered, pings: group, now: t(30) }]);
         const expected = await alertsOf(inOrder);
         const got = await alertsOf(reordered);
         const count = (xs: string[], type: string) => xs.filter((x) => x.startsWith(type)).length;
@@ -198,7 +205,7 @@ describe('the deadline steps with pings delivered out of order', () => {
           'the same state in the end',
         );
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 });

@@ -4,15 +4,21 @@
  * `concurrency` batches at once; while a batch runs, the next one fills, so a burst of pings or
  * of expiring deadlines costs a few transactions, not one per heartbeat.
  *
- * A step takes the actor's oldest ping, if any; every step re-reads the heartbeat and applies the
- * clock, so pending ticks and change notices are folded into it (`changed` also asks the step to
- * refresh the KV projection). A step that failed parks its actor with its ping back in front:
- * later pings wait behind it until a tick or a change wakes the actor, so a heartbeat's pings are
- * applied in their order even when the database was away for a while.
+ * A step takes every ping its actor has queued (up to `pingsPerStep`), in order: a heartbeat
+ * pinged in a loop costs one step per batch, however many pings it sent, and the actors are
+ * served in the order their work arrived, so one heartbeat cannot hold back the others. Every
+ * step re-reads the heartbeat and applies the clock, so pending ticks and change notices are
+ * folded into it (`changed` also asks the step to refresh the KV projection). A step that failed
+ * parks its actor with its pings back in front: later pings wait behind them until a tick or a
+ * change wakes the actor, so a heartbeat's pings are applied in their order even when the
+ * database was away for a while.
  */
 export interface Step<P> {
   id: string;
-  ping: P | undefined;
+  /** The actor's queued pings, oldest first (empty: a tick or a change). */
+  pings: P[];
+  /** The actor's next ping, left queued because the step was full; the step judges nothing after it. */
+  following: P | undefined;
   changed: boolean;
 }
 
@@ -27,7 +33,12 @@ export interface BatchDone {
 export interface ActorsOptions<P> {
   /** Runs one step of each of several actors; must settle every ping it is given. */
   run(steps: Step<P>[]): Promise<BatchDone | void>;
+  /** Steps per batch at most. */
   batchSize: number;
+  /** Pings per step at most. */
+  pingsPerStep: number;
+  /** Pings per batch at most (a batch stops filling at either limit). */
+  pingsPerBatch: number;
   concurrency: number;
   onError(err: unknown): void;
 }
@@ -38,8 +49,8 @@ export interface Actors<P> {
   tick(id: string): void;
   /** Also wakes a parked actor. */
   changed(id: string): void;
-  /** Called by a step that failed: its ping goes back in front, and the actor waits for a tick or a change. */
-  park(id: string, ping: P | undefined): void;
+  /** Called by a step that failed: its pings go back in front, and the actor waits for a tick or a change. */
+  park(id: string, pings: readonly P[]): void;
   /**
    * Forgets the queued work of the actors `pred` selects and returns their queued pings (the
    * caller hands them back to the stream); `settled` resolves once their steps in flight ended.
@@ -87,13 +98,16 @@ export function createActors<P>(opts: ActorsOptions<P>): Actors<P> {
     pumpQueued = false;
     while (running < opts.concurrency && ready.size > 0) {
       const steps: Step<P>[] = [];
+      let pings = 0;
       for (const id of ready) {
-        if (steps.length >= opts.batchSize) break;
+        if (steps.length >= opts.batchSize || pings >= opts.pingsPerBatch) break;
         ready.delete(id);
         const a = actors.get(id)!;
         a.busy = true;
         busy++;
-        steps.push({ id, ping: a.pings.shift(), changed: a.changed });
+        const taken = a.pings.splice(0, Math.min(opts.pingsPerStep, Math.max(1, opts.pingsPerBatch - pings)));
+        pings += taken.length;
+        steps.push({ id, pings: taken, following: a.pings[0], changed: a.changed });
         a.tick = false;
         a.changed = false;
       }
@@ -151,9 +165,9 @@ export function createActors<P>(opts: ActorsOptions<P>): Actors<P> {
         a.changed = true;
         a.parked = false;
       }),
-    park(id, ping) {
+    park(id, pings) {
       const a = actor(id);
-      if (ping !== undefined) a.pings.unshift(ping);
+      if (pings.length > 0) a.pings.unshift(...pings);
       a.parked = true;
       ready.delete(id);
     },

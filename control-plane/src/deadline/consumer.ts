@@ -7,9 +7,14 @@ import type { Names } from '../../../shared/src/subjects.ts';
 
 export const consumerName = (partition: number) => `deadline-${partition}`;
 
+/** Pings of a partition delivered and not yet answered, at most: the server delivers no more until some are. */
+export const MAX_ACK_PENDING = 4_000;
+
 export interface PartitionConsumer {
   /** Ends once the pull in progress has expired (at most `expiresMs`): nothing delivered is dropped. */
   stop(): Promise<void>;
+  /** The consumer's own counts: pings not yet delivered, and delivered ones not yet answered (by anyone). */
+  state(): Promise<{ pending: number; ackPending: number }>;
 }
 
 /**
@@ -24,6 +29,8 @@ export async function consumePartition(opts: {
   partition: number;
   log: Logger;
   onMessage(msg: JsMsg): void;
+  /** A pull ended: how many pings it delivered, and how many waited behind the last one. */
+  onPulled?(delivered: number, pendingAfter: number | undefined): void;
   ackWaitMs?: number;
   expiresMs?: number;
 }): Promise<PartitionConsumer> {
@@ -34,14 +41,21 @@ export async function consumePartition(opts: {
     filter_subject: opts.names.subjects.pingPartition(opts.partition),
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(opts.ackWaitMs ?? 10_000),
-    max_ack_pending: 1_000,
+    max_ack_pending: MAX_ACK_PENDING,
   });
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
       try {
-        const iter = await consumer.fetch({ max_messages: 256, expires: opts.expiresMs ?? 1_000 });
-        for await (const m of iter) opts.onMessage(m);
+        const iter = await consumer.fetch({ max_messages: 1_000, expires: opts.expiresMs ?? 1_000 });
+        let delivered = 0;
+        let pendingAfter: number | undefined;
+        for await (const m of iter) {
+          delivered++;
+          pendingAfter = m.info.pending;
+          opts.onMessage(m);
+        }
+        opts.onPulled?.(delivered, pendingAfter);
       } catch (err) {
         if (stopped) break;
         opts.log.warn({ err, partition: opts.partition }, 'fetching pings failed; retrying');
@@ -53,6 +67,10 @@ export async function consumePartition(opts: {
     async stop() {
       stopped = true;
       await loop;
+    },
+    async state() {
+      const info = await consumer.info(false);
+      return { pending: info.num_pending, ackPending: info.num_ack_pending };
     },
   };
 }

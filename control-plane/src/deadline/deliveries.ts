@@ -7,7 +7,9 @@ import type { JsMsg } from '@nats-io/jetstream';
  */
 export interface Deliveries {
   /** False when the ping is held already (the delivery joined it). */
-  hold(msg: JsMsg): boolean;
+  hold(msg: JsMsg, partition: number): boolean;
+  /** Pings of the partition held now (delivered, not yet answered). */
+  heldIn(partition: number): number;
   /** How often the ping was delivered, by the first delivery held. */
   attempts(seq: number): number;
   /** Answers every delivery of the ping (ack, nak, term) and forgets it. */
@@ -15,20 +17,26 @@ export interface Deliveries {
 }
 
 export function createDeliveries(): Deliveries {
-  const held = new Map<number, JsMsg[]>();
+  const held = new Map<number, { msgs: JsMsg[]; partition: number }>();
+  const perPartition = new Map<number, number>();
   return {
-    hold(msg) {
+    hold(msg, partition) {
       const seen = held.get(msg.seq);
       if (seen) {
-        seen.push(msg);
+        seen.msgs.push(msg);
         return false;
       }
-      held.set(msg.seq, [msg]);
+      held.set(msg.seq, { msgs: [msg], partition });
+      perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
       return true;
     },
-    attempts: (seq) => held.get(seq)?.[0]?.info.deliveryCount ?? 1,
+    heldIn: (partition) => perPartition.get(partition) ?? 0,
+    attempts: (seq) => held.get(seq)?.msgs[0]?.info.deliveryCount ?? 1,
     settle(seq, how) {
-      for (const m of held.get(seq) ?? []) {
+      const entry = held.get(seq);
+      if (!entry) return;
+      perPartition.set(entry.partition, perPartition.get(entry.partition)! - 1);
+      for (const m of entry.msgs) {
         try {
           how(m);
         } catch {

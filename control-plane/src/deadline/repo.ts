@@ -6,7 +6,7 @@ import type { StateColumns } from '../heartbeats/record.ts';
 export function loadPartitions(sql: Sql, partitions: number, which: readonly number[]) {
   return sql<HeartbeatRecord[]>`
     select * from heartbeats h
-    where (('x' || left(md5(h.id::text), 8))::bit(32)::bigint % ${partitions}) = any(${sql.array([...which])}::int[])`;
+    where (('x' || left(md5(h.id::text), 8))::bit(32)::bigint % ${partitions}) = any(${arrayLiteral(which.map(String))}::int[])`;
 }
 
 /** The rows, locked until the transaction ends, in id order so two lockers never deadlock. */

@@ -14,14 +14,15 @@ import { stateOf } from '../heartbeats/record.ts';
 import { deadlineOf } from '../heartbeats/state.ts';
 import { createActors } from './actors.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { consumePartition, type PartitionConsumer } from './consumer.ts';
+import { consumePartition, MAX_ACK_PENDING, type PartitionConsumer } from './consumer.ts';
 import { createDeliveries } from './deliveries.ts';
 import { leaseTiming } from './lease-plan.ts';
 import { startLeases, type Leases } from './leases.ts';
 import { createHeartbeatsProjection } from './projection.ts';
 import { loadPartitions } from './repo.ts';
+import { createPartitionClock, type PartitionClock } from './partition-clock.ts';
 import { createRunner, type Delivery } from './runner.ts';
-import { createDeadlineTimers } from './timers.ts';
+import { createDeadlineTimers, type DeadlineTimers } from './timers.ts';
 
 export const DEADLINE_ROLE = 'deadline';
 const RETRY_MS = 2_000;
@@ -42,6 +43,8 @@ export interface DeadlineOptions {
   clock?: Clock;
   /** Steps per transaction at most (default 500). */
   batchSize?: number;
+  /** Pings per transaction at most (default 5,000); one step takes all of its heartbeat's queued pings up to this. */
+  pingsPerBatch?: number;
   /** Transactions at once at most (default 2). */
   concurrency?: number;
   /** The process's metrics: armed deadlines per partition, actors, lateness. */
@@ -50,6 +53,8 @@ export interface DeadlineOptions {
 
 export interface DeadlineStats {
   owned: number[];
+  /** Partitions whose pings have all reached this process; the others replay a backlog. */
+  caughtUp: number[];
   armed: number;
   actors: number;
   queuedPings: number;
@@ -69,11 +74,24 @@ export interface Deadline {
   stop(): Promise<void>;
 }
 
+/** A partition this process holds: its clock (partition-clock.ts), its deadlines and its consumer. */
+interface HeldPartition {
+  clock: PartitionClock;
+  timers: DeadlineTimers;
+  consumer?: PartitionConsumer;
+  checking: boolean;
+  /** A ping with others behind it was delivered since the consumer's state was last asked for. */
+  backlogSeen: boolean;
+}
+
 /**
  * The deadline role (docs/adr/0008-deadline-actors.md): holds a fair share of the PINGS
  * partitions through leases; for each, consumes its pings, keeps every active heartbeat's
- * deadline in one timer heap, runs one actor per heartbeat over the rules (state.ts), and keeps
- * the partition's keys of KV `heartbeats`. API changes arrive by LISTEN/NOTIFY.
+ * deadline in a timer heap on the partition's clock, runs one actor per heartbeat over the rules
+ * (state.ts), and keeps the partition's keys of KV `heartbeats`. API changes arrive by
+ * LISTEN/NOTIFY. A partition whose pings have not all reached this process (a backlog after an
+ * outage, a takeover, a flood) judges its deadlines by the newest ping delivered, not by the
+ * clock (ADR 0017).
  */
 export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const log = opts.log.child({ component: 'deadline' });
@@ -84,23 +102,49 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const leasesKv = await openBucket(opts.nc, opts.names, 'leases', buckets);
 
   const owned = new Set<number>();
+  const held = new Map<number, HeldPartition>();
   // Set once the first lease round has run (partitions taken in it are fresh).
   let leases: Leases | undefined;
   const holds = (p: number) => owned.has(p) && (leases?.holds(p) ?? true);
   // Alone, the process holds every partition: no md5 per deadline and per step.
   const owns = (id: string) => (owned.size === opts.partitions && (leases?.holdsAll() ?? true)) || holds(partitionOf(id));
-  const consumers = new Map<number, PartitionConsumer>();
   const deliveries = createDeliveries();
   const retries = new Set<NodeJS.Timeout>();
   let invalid = 0;
 
-  const timers = createDeadlineTimers({
-    clock,
-    onDue: (ids) => {
-      for (const id of ids) if (owns(id)) actors.tick(id);
-    },
-    ...(opts.metrics ? { onLateness: (ms: number) => opts.metrics!.deadlineLateness.observe(Math.max(0, ms) / 1000), groupOf: partitionOf } : {}),
-  });
+  const hold = (partition: number): HeldPartition => {
+    const pclock = createPartitionClock(clock);
+    const timers = createDeadlineTimers({
+      clock: pclock,
+      onDue: (ids) => {
+        for (const id of ids) if (owns(id)) actors.tick(id);
+      },
+      ...(opts.metrics ? { onLateness: (ms: number) => opts.metrics!.deadlineLateness.observe(Math.max(0, ms) / 1000) } : {}),
+    });
+    return { clock: pclock, timers, checking: false, backlogSeen: false };
+  };
+
+  /** Asks the consumer whether every ping of the partition has reached this process. */
+  const checkCaughtUp = async (partition: number) => {
+    const h = held.get(partition);
+    if (!h?.consumer || h.checking) return;
+    h.checking = true;
+    h.backlogSeen = false;
+    try {
+      const s = await h.consumer.state();
+      // Deliveries the server waits on beyond those held here went to a previous holder: they
+      // come again after their ack wait, with instants before what was delivered since.
+      const caughtUp = s.pending === 0 && s.ackPending <= deliveries.heldIn(partition);
+      if (held.get(partition) === h && !(caughtUp && h.backlogSeen)) h.clock.setCaughtUp(caughtUp);
+    } catch (err) {
+      log.debug({ err, partition }, 'consumer state not read; asked again after the next pull');
+    } finally {
+      h.checking = false;
+    }
+  };
+
+  const arm = (id: string, at: number | null) => held.get(partitionOf(id))?.timers.set(id, at);
+  const judgedUntil = (id: string) => held.get(partitionOf(id))?.clock.now() ?? clock.now();
 
   const retry = (id: string, changed: boolean) => {
     const timer = setTimeout(() => {
@@ -114,25 +158,35 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
 
   const runner = createRunner({
     sql: opts.sql,
-    clock,
     log,
     outbox: opts.outbox,
     projection,
-    timers,
+    arm,
+    judgedUntil,
     deliveries,
     owns,
     retry,
-    requeue: (id, ping) => actors.park(id, ping),
+    requeue: (id, pings) => actors.park(id, pings),
   });
+  const pingsPerBatch = opts.pingsPerBatch ?? 5_000;
   const actors = createActors<Delivery>({
     run: runner.run,
     batchSize: opts.batchSize ?? 500,
+    pingsPerStep: Math.min(MAX_ACK_PENDING, pingsPerBatch),
+    pingsPerBatch,
     concurrency: opts.concurrency ?? 2,
     onError: (err) => log.error({ err }, 'deadline batch crashed'),
   });
 
   const receive = (partition: number, msg: JsMsg) => {
-    if (!deliveries.hold(msg)) return;
+    const h = held.get(partition);
+    if (h) {
+      if (msg.info.pending > 0) h.backlogSeen = true;
+      h.clock.delivered(msg.time.getTime(), msg.info.pending);
+    }
+    if (!deliveries.hold(msg, partition)) return;
+    // At the cap the server delivers nothing more until pings are answered: what waits is unknown.
+    if (h && deliveries.heldIn(partition) >= MAX_ACK_PENDING) h.clock.setCaughtUp(false);
     let parsed: ReturnType<typeof Ping.safeParse> | undefined;
     try {
       parsed = Ping.safeParse(msg.json());
@@ -160,6 +214,8 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     let armed = 0;
     for (const r of rows) {
       if (!owns(r.id)) continue;
+      const timers = held.get(partitionOf(r.id))?.timers;
+      if (!timers) continue;
       const due = r.active ? (deadlineOf(stateOf(r))?.getTime() ?? null) : null;
       if (due !== null) armed++;
       // A step that ran since the take read the row later than this load may have: it wins.
@@ -176,17 +232,37 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     const inScope = (id: string) => scope.has(partitionOf(id));
     const { pings, settled } = actors.drop(inScope);
     for (const d of pings) deliveries.settle(d.seq, (m) => m.nak());
-    timers.clearWhere(inScope);
-    await Promise.all(ps.map((p) => consumers.get(p)?.stop()));
-    for (const p of ps) consumers.delete(p);
+    const dropped = ps.flatMap((p) => {
+      const h = held.get(p);
+      held.delete(p);
+      h?.timers.stop();
+      return h ? [h] : [];
+    });
+    await Promise.all(dropped.map((h) => h.consumer?.stop()));
     await settled;
   };
 
   const take = async (ps: number[]) => {
-    for (const p of ps) owned.add(p);
+    for (const p of ps) {
+      owned.add(p);
+      held.set(p, hold(p));
+    }
     try {
       for (const p of ps) {
-        consumers.set(p, await consumePartition({ nc: opts.nc, names: opts.names, partition: p, log, onMessage: (m) => receive(p, m) }));
+        const consumer = await consumePartition({
+          nc: opts.nc,
+          names: opts.names,
+          partition: p,
+          log,
+          onMessage: (m) => receive(p, m),
+          onPulled: (delivered, pendingAfter) => {
+            const h = held.get(p);
+            if (h && !h.clock.backlog.caughtUp && (delivered === 0 || pendingAfter === 0)) void checkCaughtUp(p);
+          },
+        });
+        const h = held.get(p);
+        if (h) h.consumer = consumer;
+        await checkCaughtUp(p);
       }
       await load(ps, false);
     } catch (err) {
@@ -223,15 +299,21 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     onRelease: drop,
   });
   log.info({ holder, owned: leases.owned() }, 'deadline role started');
-  if (opts.metrics) registerMetrics(opts.metrics, { owned: () => leases.owned(), armed: () => timers.countsByGroup(), actors: () => actors.stats() });
+  const armedByPartition = () => new Map([...held].map(([p, h]) => [p, h.timers.size]));
+  const caughtUp = () => [...held].filter(([, h]) => h.clock.backlog.caughtUp).map(([p]) => p).sort((a, b) => a - b);
+  if (opts.metrics) registerMetrics(opts.metrics, { owned: () => leases.owned(), armed: armedByPartition, caughtUp, actors: () => actors.stats() });
 
   return {
-    stats: () => ({ owned: leases.owned(), armed: timers.size, ...actors.stats(), ...runner.stats(), invalid }),
+    stats: () => {
+      let armed = 0;
+      for (const h of held.values()) armed += h.timers.size;
+      return { owned: leases.owned(), caughtUp: caughtUp(), armed, ...actors.stats(), ...runner.stats(), invalid };
+    },
     async stop() {
       await leases.stop();
       await listener.unlisten();
       for (const t of retries) clearTimeout(t);
-      timers.stop();
+      for (const h of held.values()) h.timers.stop();
       await actors.idle();
       await runner.drained();
       log.info('deadline role stopped');
@@ -241,9 +323,14 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
 
 function registerMetrics(
   metrics: Metrics,
-  role: { owned(): number[]; armed(): ReadonlyMap<number, number>; actors(): { actors: number; queuedPings: number } },
+  role: { owned(): number[]; armed(): ReadonlyMap<number, number>; caughtUp(): number[]; actors(): { actors: number; queuedPings: number } },
 ): void {
   metrics.gauge('uptime_deadline_partitions_owned', 'PINGS partitions whose lease this process holds.', () => role.owned().length);
+  metrics.gauge(
+    'uptime_deadline_partitions_replaying',
+    'Held PINGS partitions whose pings have not all reached this process (a backlog being replayed): their deadlines wait for the replay.',
+    () => role.owned().length - role.caughtUp().length,
+  );
   metrics.labeledGauge('uptime_deadline_heartbeats_armed', 'Heartbeats with an armed deadline, by partition this process holds.', ['partition'], () => {
     const armed = role.armed();
     return role.owned().map((partition) => ({ labels: { partition }, value: armed.get(partition) ?? 0 }));

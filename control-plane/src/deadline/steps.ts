@@ -5,88 +5,151 @@ import { together, type Statement } from '../db/sql.ts';
 import { eventsInsert } from '../events/outbox.ts';
 import { heartbeatEvent } from '../heartbeats/events.ts';
 import { stateColumns, stateOf, unchanged, type StateColumns } from '../heartbeats/record.ts';
-import { mergeLatePing, snapshotOf } from '../heartbeats/history.ts';
+import { mergeLatePing } from '../heartbeats/history.ts';
 import type { HeartbeatRecord } from '../heartbeats/repo.ts';
-import { deadlineOf, isNewPing, nextState, type HeartbeatState, type Transition } from '../heartbeats/state.ts';
-import { insertPings, pingHistory, pingsTrim, writeSnapshots } from '../pings/repo.ts';
+import { applyPings, type Sequence } from '../heartbeats/sequence.ts';
+import { deadlineOf, type HeartbeatEvent, type HeartbeatState } from '../heartbeats/state.ts';
+import { insertPings, PING_LOG_SIZE, pingHistory, pingsTrim, writeSnapshots, type PingEntry } from '../pings/repo.ts';
 import { lockHeartbeats, statesUpdate } from './repo.ts';
+
+export interface StepPing {
+  ping: Ping;
+  /** The stream's timestamp. */
+  at: Date;
+}
 
 export interface StepInput {
   id: string;
-  /** The ping to apply, at the stream's timestamp; without one the step is a tick. */
-  ping?: { ping: Ping; at: Date };
+  /** The pings to apply, in the stream's order; none: the step is a tick. */
+  pings: readonly StepPing[];
+  /**
+   * The clock of the step: misses are judged up to this instant and no further. The caller makes
+   * it no later than the instant up to which it holds every ping of the heartbeat.
+   */
+  now: Date;
 }
 
 export interface StepOutcome {
   id: string;
   /** The heartbeat's project; null when the heartbeat no longer exists. */
   projectId: string | null;
-  /** The ping was logged before (a redelivery): nothing changed. */
-  duplicate: boolean;
-  /** The ping was new but earlier than pings already applied: merged into the history (history.ts). */
-  late?: { merged: boolean; alerts: number };
+  /** Pings logged before (redeliveries): they changed nothing. */
+  duplicates: number;
+  /** Pings new to the log but earlier than pings already applied: merged into the history (history.ts). */
+  late: { pings: number; merged: number; alerts: number };
   /** When a tick next changes the heartbeat; null when none can (paused, down, unwatched). */
   deadline: Date | null;
   events: DomainEvent[];
 }
 
-/** A step before the ping log has said which pings are new; `row` undefined: the heartbeat is gone. */
-type Planned =
-  | { id: string; ping: StepInput['ping']; row: undefined }
-  | ({ id: string; ping: StepInput['ping']; row: HeartbeatRecord; before: HeartbeatState; late: boolean } & Transition);
+interface Raised {
+  event: HeartbeatEvent;
+  before: HeartbeatState;
+  after: HeartbeatState;
+  ping: StepPing | undefined;
+}
+
+/** A step once the rules ran over its pings; `row` undefined: the heartbeat is gone. */
+type Planned = { input: StepInput; row: undefined } | { input: StepInput; row: HeartbeatRecord; before: HeartbeatState; seq: Sequence };
+
+const plan = (row: HeartbeatRecord, input: StepInput, pings: readonly StepPing[] = input.pings): Sequence =>
+  applyPings(stateOf(row), pings.map((p) => ({ kind: p.ping.kind, at: p.at })), input.now);
 
 /**
- * One step of each actor, in one transaction: lock the rows, apply the rules to the stored state,
- * log the pings with the state after each (a ping whose id is logged already is a redelivery:
- * its step changes nothing), write the transitions with their events. A ping new to the log but
- * earlier than pings already applied is merged into the heartbeat's history (history.ts). The
- * row locks are the claim: the API takes the same lock, so whichever writer comes second
- * computes from the first one's result and never repeats its events. The caller acknowledges
- * pings and publishes events only after this has committed.
+ * One step of each actor, in one transaction: lock the rows, apply the rules to the stored state
+ * over the step's pings (sequence.ts), log the pings with the state after each (a ping whose id
+ * is logged already is a redelivery and changes nothing), write the transitions with their
+ * events. A ping new to the log but earlier than pings already applied is merged into the
+ * heartbeat's history (history.ts). The row locks are the claim: the API takes the same lock, so
+ * whichever writer comes second computes from the first one's result and never repeats its
+ * events. The caller acknowledges pings and publishes events only after this has committed.
  */
-export function runSteps(sql: Sql, inputs: readonly StepInput[], now: Date): Promise<StepOutcome[]> {
+export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOutcome[]> {
+  // A ping given twice (delivered again under another stream sequence) is applied once.
+  const repeats = new Map<string, number>();
+  const inputs = given.map((input) => {
+    const seen = new Set<string>();
+    const pings = input.pings.filter((x) => !seen.has(x.ping.id) && seen.add(x.ping.id));
+    if (pings.length < input.pings.length) repeats.set(input.id, input.pings.length - pings.length);
+    return pings.length < input.pings.length ? { ...input, pings } : input;
+  });
   return sql.begin(async (tx) => {
     const rows = new Map((await lockHeartbeats(tx, inputs.map((i) => i.id))).map((r) => [r.id, r]));
-    const planned = inputs.map(({ id, ping }): Planned => {
-      const row = rows.get(id);
-      if (!row) return { id, ping, row: undefined };
-      const before = stateOf(row);
-      const late = ping !== undefined && !isNewPing(before, ping.ping.kind, ping.at);
-      const input = ping ? { type: 'ping' as const, kind: ping.ping.kind, at: ping.at } : { type: 'tick' as const };
-      return { id, ping, row, before, late, ...nextState(before, input, now) };
+    const planned = inputs.map((input): Planned => {
+      const row = rows.get(input.id);
+      return row ? { input, row, before: stateOf(row), seq: plan(row, input) } : { input, row: undefined };
     });
-    const logged = await insertPings(
-      tx,
-      planned.flatMap((p) => (p.ping && p.row ? [{ ping: p.ping.ping, at: p.ping.at, after: p.late ? null : snapshotOf(p.state) }] : [])),
-    );
+    const entries: PingEntry[] = [];
+    // Pings applied in order that the log's trim at the end of this step would delete at once
+    // (more than PING_LOG_SIZE of one heartbeat in one step, a job in a loop) are not written:
+    // the log ends the same. A ping applied in order is never one logged before.
+    const passed = new Set<string>();
+    for (const p of planned) {
+      if (!p.row) continue;
+      const oldestKept = p.input.pings.length - PING_LOG_SIZE;
+      p.input.pings.forEach((x, i) => {
+        const after = p.seq.after[i] ?? null;
+        if (i < oldestKept && after !== null) passed.add(x.ping.id);
+        else entries.push({ ping: x.ping, at: x.at, after });
+      });
+    }
+    const inserted = await insertPings(tx, entries);
+    const logged = { has: (id: string) => inserted.has(id) || passed.has(id) };
+
     const writes: (StateColumns & { id: string })[] = [];
     const outcomes: StepOutcome[] = [];
     const raised: { outcome: StepOutcome; event: Omit<DomainEvent, 'id'> }[] = [];
     for (const p of planned) {
-      const { id, ping, row } = p;
+      const { input, row } = p;
+      const late = { pings: 0, merged: 0, alerts: 0 };
       if (!row) {
-        outcomes.push({ id, projectId: null, duplicate: false, deadline: null, events: [] });
+        outcomes.push({ id: input.id, projectId: null, duplicates: 0, late, deadline: null, events: [] });
         continue;
       }
-      if (ping && !logged.has(ping.ping.id)) {
-        outcomes.push({ id, projectId: row.project_id, duplicate: true, deadline: deadlineOf(p.before), events: [] });
-        continue;
+      const fresh = input.pings.filter((x) => logged.has(x.ping.id));
+      let { seq } = p;
+      const skipped = new Set(seq.skipped);
+      // A ping planned as new that was logged already (rare: a redelivery the state did not
+      // show) changes nothing: plan again without it, and store the states the others get.
+      if (input.pings.some((x, i) => !skipped.has(i) && !logged.has(x.ping.id))) {
+        seq = plan(row, input, fresh);
+        await writeSnapshots(
+          tx,
+          fresh.flatMap((x, i) => (seq.after[i] ? [{ id: x.ping.id, after: seq.after[i]! }] : [])),
+        );
       }
-      let { state, effects } = p;
-      let late: StepOutcome['late'];
-      if (ping && p.late) {
-        const merged = mergeLatePing(p.before, await pingHistory(tx, id, ping.ping.id), { id: ping.ping.id, kind: ping.ping.kind, at: ping.at }, now);
-        if (merged) {
-          await writeSnapshots(tx, merged.snapshots);
-          state = merged.state;
-          effects = { events: merged.events, deadline: deadlineOf(merged.state) };
-        }
-        late = { merged: merged !== null, alerts: merged?.events.length ?? 0 };
+      const pingsOfSeq = seq === p.seq ? input.pings : fresh;
+      const events: Raised[] = seq.events.map((e) => ({ ...e, ping: e.ping === null ? undefined : pingsOfSeq[e.ping] }));
+      let state = seq.state;
+      // Late pings are merged one at a time, each into the history as it stands: the step's
+      // other late pings are logged already but not yet part of it.
+      const unmerged = seq.skipped.map((i) => pingsOfSeq[i]!).filter((x) => logged.has(x.ping.id));
+      while (unmerged.length > 0) {
+        const x = unmerged[0]!;
+        late.pings++;
+        const history = await pingHistory(tx, input.id, unmerged.map((u) => u.ping.id));
+        unmerged.shift();
+        const merged = mergeLatePing(state, history, { id: x.ping.id, kind: x.ping.kind, at: x.at }, input.now);
+        if (!merged) continue;
+        late.merged++;
+        late.alerts += merged.events.length;
+        await writeSnapshots(tx, merged.snapshots);
+        for (const event of merged.events) events.push({ event, before: state, after: merged.state, ping: x });
+        state = merged.state;
       }
-      if (!unchanged(p.before, state)) writes.push({ id, ...stateColumns(row, p.before, state) });
-      const about = ping && { kind: ping.ping.kind, exit_code: ping.ping.exit_code, region: ping.ping.region };
-      const outcome: StepOutcome = { id, projectId: row.project_id, duplicate: false, deadline: effects.deadline, events: [], ...(late ? { late } : {}) };
-      for (const e of effects.events) raised.push({ outcome, event: heartbeatEvent(row, e, p.before, state, about) });
+      if (!unchanged(p.before, state)) writes.push({ id: input.id, ...stateColumns(row, p.before, state) });
+      const outcome: StepOutcome = {
+        id: input.id,
+        projectId: row.project_id,
+        duplicates: input.pings.length - fresh.length + (repeats.get(input.id) ?? 0),
+        late,
+        deadline: deadlineOf(state),
+        events: [],
+      };
+      for (const e of events) {
+        const about = e.ping && { kind: e.ping.ping.kind, exit_code: e.ping.ping.exit_code, region: e.ping.ping.region };
+        raised.push({ outcome, event: heartbeatEvent(row, e.event, e.before, e.after, about) });
+      }
       outcomes.push(outcome);
     }
     // The states, the events and the ping log's trim in one statement: a round trip less per batch.
@@ -97,7 +160,7 @@ export function runSteps(sql: Sql, inputs: readonly StepInput[], now: Date): Pro
       raised.forEach((r, i) => r.outcome.events.push(recorded.events[i]!));
       statements.push(recorded.statement);
     }
-    const pinged = [...new Set(planned.flatMap((p) => (p.ping && p.row ? [p.id] : [])))];
+    const pinged = [...new Set(planned.flatMap((p) => (p.row && p.input.pings.length > 0 ? [p.input.id] : [])))];
     if (pinged.length > 0) statements.push(pingsTrim(tx, pinged));
     await together(tx, statements);
     return outcomes;

@@ -61,30 +61,26 @@ export interface PingEntry {
  */
 export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promise<Set<string>> {
   if (entries.length === 0) return new Set();
-  const rows = entries.map(({ ping: p, at, after }) => ({
-    heartbeat_id: p.heartbeat_id,
-    ping_id: p.id,
-    kind: p.kind,
-    exit_code: p.exit_code,
-    received_at: p.received_at,
-    region: clean(p.region),
-    source: clean(p.source),
-    method: p.method,
-    user_agent: clean(p.user_agent),
-    body: clean(p.body),
-    body_size: p.body_size,
-    at,
-    state_after: after && tx.json(after as never),
-  }));
+  // One array per column: a few parameters whatever the number of pings (a multi-row insert
+  // takes thirteen per row, and a batch of thousands nears Postgres's limit of 65,535).
+  const col = (f: (e: PingEntry) => string | number | null) => arrayLiteral(entries.map((e) => { const v = f(e); return v === null ? null : String(v); }));
   const inserted = await tx<{ ping_id: string }[]>`
-    insert into heartbeat_pings ${tx(rows)} on conflict (ping_id) do nothing returning ping_id`;
+    insert into heartbeat_pings (heartbeat_id, ping_id, kind, exit_code, received_at, region, source, method, user_agent, body, body_size, at, state_after)
+    select * from unnest(
+      ${col((e) => e.ping.heartbeat_id)}::uuid[], ${col((e) => e.ping.id)}::uuid[], ${col((e) => e.ping.kind)}::text[],
+      ${col((e) => e.ping.exit_code)}::smallint[], ${col((e) => e.ping.received_at)}::timestamptz[], ${col((e) => clean(e.ping.region))}::text[],
+      ${col((e) => clean(e.ping.source))}::text[], ${col((e) => e.ping.method)}::text[], ${col((e) => clean(e.ping.user_agent))}::text[],
+      ${col((e) => clean(e.ping.body))}::text[], ${col((e) => e.ping.body_size)}::int[], ${col((e) => e.at.toISOString())}::timestamptz[],
+      ${col((e) => e.after && JSON.stringify(e.after))}::jsonb[])
+    on conflict (ping_id) do nothing returning ping_id`;
   return new Set(inserted.map((r) => r.ping_id));
 }
 
-/** The heartbeat's logged pings (but `except`) that carry the stream's timestamp, in the rules' order. */
-export async function pingHistory(tx: Db, heartbeatId: string, except?: string): Promise<LoggedPing[]> {
+/** The heartbeat's logged pings (but those in `except`) that carry the stream's timestamp, in the rules' order. */
+export async function pingHistory(tx: Db, heartbeatId: string, except: readonly string[] = []): Promise<LoggedPing[]> {
   const rows = await tx<{ ping_id: string; kind: Ping['kind']; at: string; state_after: unknown }[]>`
-    select ping_id, kind, at, state_after from heartbeat_pings where heartbeat_id = ${heartbeatId} and at is not null and ping_id is distinct from ${except ?? null}::uuid`;
+    select ping_id, kind, at, state_after from heartbeat_pings
+    where heartbeat_id = ${heartbeatId} and at is not null and ping_id <> all(${arrayLiteral(except)}::uuid[])`;
   return rows.map((r) => ({ id: r.ping_id, kind: r.kind, at: toDate(r.at)!, after: parseSnapshot(r.state_after) })).sort(comparePings);
 }
 
