@@ -74,7 +74,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
     }
     if (opts.roles.includes('ingest')) {
       const ingest = await startIngest({ sql: opts.sql, nc: opts.nc, names, log, outbox: outbox! });
-      metrics.gauge('uptime_ingest_results_stored', 'Check results written to Postgres by this process, since start.', () => ingest.stats().stored);
+      metrics.counter('uptime_ingest_results_stored_total', 'Check results written to Postgres by this process.', () => ingest.stats().stored);
       metrics.gauge('uptime_ingest_lag', 'Results in RESULTS not yet acknowledged by ingest (all processes).', () => ingestLag(opts.nc, names));
       stops.push(ingest.stop);
       // History past its retention: results, published events, finished deliveries, trigger calls.
