@@ -124,13 +124,25 @@ function assertGaugeName(name: string): void {
   if (name.endsWith('_total')) throw new Error(`gauge ${name}: a name ending in _total is a counter's`);
 }
 
-/** Counts and times every request by its route pattern, and serves the registry at /metrics. */
-export function instrumentHttp(app: AnyFastify, metrics: Metrics, server: string): void {
+/**
+ * A control-plane process whose METRICS_PORT is set apart from PORT serves /metrics only there: the
+ * API port is the one published to the world, the metrics port stays inside.
+ */
+export function metricsOnOwnPort(config: { PORT: number; METRICS_PORT: number }): boolean {
+  return config.METRICS_PORT !== config.PORT;
+}
+
+/**
+ * Counts and times every request by its route pattern, and serves the registry at /metrics unless
+ * `serve` is false (a port open to the world: the API beside a METRICS_PORT, a ping edge).
+ */
+export function instrumentHttp(app: AnyFastify, metrics: Metrics, server: string, opts: { serve?: boolean } = {}): void {
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.httpRequests.inc({ server, route, method: req.method, status: String(reply.statusCode) });
     metrics.httpDuration.observe({ server, route, method: req.method }, reply.elapsedTime / 1000);
   });
+  if (opts.serve === false) return;
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
