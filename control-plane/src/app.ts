@@ -4,7 +4,7 @@ import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-
 import type { Config } from '../../shared/src/config.ts';
 import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts';
 import { serverTimeouts } from '../../shared/src/net/server-timeouts.ts';
-import { createMetrics, instrumentHttp, type Metrics } from '../../shared/src/metrics.ts';
+import { createMetrics, instrumentHttp, metricsOnOwnPort, type Metrics } from '../../shared/src/metrics.ts';
 import type { Logger } from '../../shared/src/logger.ts';
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
 import { natsNames } from '../../shared/src/subjects.ts';
@@ -73,7 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     postgres: () => sqlAlive(deps.sql),
     nats: () => natsAlive(deps.nc),
   });
-  instrumentHttp(app, deps.metrics ?? createMetrics(), 'api');
+  instrumentHttp(app, deps.metrics ?? createMetrics(), 'api', { serve: !metricsOnOwnPort(deps.config) });
   await registerOpenApi(app, deps.config.PUBLIC_URL);
 
   const ctx = { config: deps.config, sql: deps.sql, nc: deps.nc, log: deps.log, keys: deps.keys, now: deps.now ?? (() => new Date()) };

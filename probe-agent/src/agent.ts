@@ -188,9 +188,9 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     onChange: (members) => ownership.setMembers(members),
   })
   metrics.gauge('uptime_agent_results_buffered', 'Results waiting to be published (NATS away or slow).', () => publisher.stats().buffered)
-  metrics.gauge('uptime_agent_results_dropped', 'Results dropped because the buffer was full, since start.', () => publisher.stats().dropped)
-  metrics.gauge('uptime_agent_results_published', 'Results published, since start.', () => publisher.stats().published)
-  metrics.gauge('uptime_agent_publish_failures', 'Publish attempts that failed or timed out (NATS away, a stream leader election), since start.', () => publisher.stats().failures)
+  metrics.counter('uptime_agent_results_dropped_total', 'Results dropped because the buffer was full.', () => publisher.stats().dropped)
+  metrics.counter('uptime_agent_results_published_total', 'Results published.', () => publisher.stats().published)
+  metrics.counter('uptime_agent_publish_failures_total', 'Publish attempts that failed or timed out (NATS away, a stream leader election).', () => publisher.stats().failures)
   metrics.gauge('uptime_agent_monitors_assigned', 'Monitors assigned to this region.', () => ownership.stats().assigned)
   metrics.gauge('uptime_agent_monitors_owned', 'Monitors this agent checks.', () => ownership.stats().owned)
 

@@ -37,7 +37,8 @@ export async function startPingEdge(opts: {
     ...serverTimeouts(opts.config),
   })
   healthRoutes(app, { nats: () => natsAlive(opts.nc) })
-  instrumentHttp(app, opts.metrics, 'ping-edge')
+  // The edge is published to the world; the agent's own port (AGENT_PORT) serves the same registry.
+  instrumentHttp(app, opts.metrics, 'ping-edge', { serve: false })
   await registerPingEdge(app, {
     nc: opts.nc,
     names: opts.names,

@@ -45,7 +45,7 @@ export const settings = {
   AGENT_PORT: port.default(3001).describe('Port of a probe agent (health, readiness).'),
   METRICS_PORT: port
     .optional()
-    .describe('Port of /healthz, /readyz and /metrics on a control-plane process without the api role (with it, PORT answers them). Default: PORT.'),
+    .describe('Port of /healthz, /readyz and /metrics on a control-plane process. Set apart from PORT, /metrics leaves PORT (the API, published to the world) for this port. Default: PORT.'),
   PING_PORT: port.default(3002).describe('Port of a probe agent\'s regional ping edge (heartbeat ping URLs).'),
   PING_PARTITIONS: z.coerce.number().int().min(1).max(1024).default(16).describe('Partitions of the PINGS stream; deadline processes share them through leases. Fixed for a deployment.'),
   SMTP_URL: z

@@ -9,6 +9,9 @@ import type { AnyFastify } from './health.ts';
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'uptime_' });
+  // prom-client's totals of active handles, requests and resources are gauges named `_total`,
+  // which Prometheus reads as counters; the same counts by type remain (`uptime_nodejs_active_handles` ...).
+  for (const kind of ['handles', 'requests', 'resources']) registry.removeSingleMetric(`uptime_nodejs_active_${kind}_total`);
   const r = [registry];
   return {
     registry,
@@ -58,10 +61,11 @@ export function createMetrics() {
       registers: r,
     }),
     /**
-     * A gauge read when scraped. Registering a name again replaces the earlier gauge, so a role
-     * started again in the same process reports its new state.
+     * A gauge read when scraped: a level that goes up and down. Registering a name again replaces
+     * the earlier gauge, so a role started again in the same process reports its new state.
      */
     gauge(name: string, help: string, collect: () => number | Promise<number>): Gauge {
+      assertGaugeName(name);
       registry.removeSingleMetric(name);
       return new Gauge({
         name,
@@ -72,6 +76,24 @@ export function createMetrics() {
         },
       });
     },
+    /**
+     * A counter read when scraped from a running total the component keeps (results published,
+     * stored, ...). Prometheus takes a smaller value as a restart, so a role started again in the
+     * same process, whose total starts from 0, replaces the earlier counter under the same name.
+     */
+    counter(name: string, help: string, total: () => number): Counter {
+      if (!name.endsWith('_total')) throw new Error(`counter ${name}: a counter's name ends in _total`);
+      registry.removeSingleMetric(name);
+      return new Counter({
+        name,
+        help,
+        registers: r,
+        collect() {
+          this.reset();
+          this.inc(total());
+        },
+      });
+    },
     /** A gauge with labels, read when scraped: one series per entry `collect` returns. */
     labeledGauge<L extends string>(
       name: string,
@@ -79,6 +101,7 @@ export function createMetrics() {
       labelNames: readonly L[],
       collect: () => Iterable<{ labels: Record<L, string | number>; value: number }>,
     ): Gauge<L> {
+      assertGaugeName(name);
       registry.removeSingleMetric(name);
       return new Gauge<L>({
         name,
@@ -96,13 +119,30 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** Counts and times every request by its route pattern, and serves the registry at /metrics. */
-export function instrumentHttp(app: AnyFastify, metrics: Metrics, server: string): void {
+/** Prometheus reads a `_total` name as a counter: a total since start is a counter, not a gauge. */
+function assertGaugeName(name: string): void {
+  if (name.endsWith('_total')) throw new Error(`gauge ${name}: a name ending in _total is a counter's`);
+}
+
+/**
+ * A control-plane process whose METRICS_PORT is set apart from PORT serves /metrics only there: the
+ * API port is the one published to the world, the metrics port stays inside.
+ */
+export function metricsOnOwnPort(config: { PORT: number; METRICS_PORT: number }): boolean {
+  return config.METRICS_PORT !== config.PORT;
+}
+
+/**
+ * Counts and times every request by its route pattern, and serves the registry at /metrics unless
+ * `serve` is false (a port open to the world: the API beside a METRICS_PORT, a ping edge).
+ */
+export function instrumentHttp(app: AnyFastify, metrics: Metrics, server: string, opts: { serve?: boolean } = {}): void {
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.httpRequests.inc({ server, route, method: req.method, status: String(reply.statusCode) });
     metrics.httpDuration.observe({ server, route, method: req.method }, reply.elapsedTime / 1000);
   });
+  if (opts.serve === false) return;
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -79,9 +80,87 @@ describe('deployment files', () => {
     for (const s of agents) assert.ok(services[s].environment.PING_PORT && services[s].environment.AGENT_KEY !== undefined, s);
     for (const s of planes) assert.ok(services[s].environment.SECRET_KEY !== undefined, s);
     if (onPath('docker-compose')) {
-      const r = spawnSync('docker-compose', ['-f', join(deploy, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8' });
+      const secrets = { SECRET_KEY: 'x', AGENT_KEY: 'x', POSTGRES_PASSWORD: 'x' };
+      const r = spawnSync('docker-compose', ['-f', join(deploy, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8', env: { ...process.env, ...secrets } });
       assert.equal(r.status, 0, r.stderr);
     }
+  });
+
+  it('publishes only the API to the world: everything else on 127.0.0.1 or not at all, metrics off the public port', () => {
+    const [compose] = yamlDocs(join(deploy, 'docker-compose.yml'));
+    const services = compose.services as Record<string, Doc>;
+    const published: string[] = [];
+    for (const [name, svc] of Object.entries(services)) {
+      const env = (svc.environment ?? {}) as Record<string, string>;
+      for (const p of (svc.ports ?? []) as (string | Doc)[]) {
+        const spec = typeof p === 'string' ? p : `${p.host_ip ? `${p.host_ip}:` : ''}${p.published}:${p.target}`;
+        const [container] = spec.split(':').slice(-1);
+        const isApi = svc.command?.[0] === 'control-plane' && container === String(env.PORT ?? 3000);
+        published.push(`${name} ${spec}`);
+        if (!isApi) assert.match(spec, /^127\.0\.0\.1:/, `${name} publishes ${spec} on every interface: only the control plane's API is public`);
+      }
+      if (svc.command?.[0] === 'control-plane') {
+        // With METRICS_PORT apart from PORT, /metrics leaves the public port for one that is not published.
+        assert.ok(env.METRICS_PORT && env.METRICS_PORT !== String(env.PORT ?? 3000), `${name}: METRICS_PORT apart from PORT`);
+        assert.ok(!published.some((p) => p.startsWith(`${name} `) && p.endsWith(`:${env.METRICS_PORT}`)), `${name}: metrics port not published`);
+      }
+    }
+    for (const s of ['postgres', 'nats-1', 'nats-2', 'nats-3']) {
+      for (const p of (services[s].ports ?? []) as string[]) assert.match(String(p), /^127\.0\.0\.1:/, `${s} ${p}`);
+    }
+    assert.ok(published.some((p) => /^control-plane-1 (0\.0\.0\.0:)?3000:3000$/.test(p)), `the API is published: ${published.join(', ')}`);
+  });
+
+  it('fails loudly when a required secret is missing from .env, naming it', () => {
+    const text = readFileSync(join(deploy, 'docker-compose.yml'), 'utf8');
+    const example = readFileSync(join(deploy, '.env.example'), 'utf8');
+    const required = ['SECRET_KEY', 'AGENT_KEY', 'POSTGRES_PASSWORD'];
+    for (const v of required) {
+      const uses = [...text.matchAll(new RegExp(`\\$\\{${v}([^}]*)\\}`, 'g'))].map((m) => m[1]!);
+      assert.ok(uses.length > 0, `${v} is used`);
+      for (const u of uses) assert.match(u, /^:\?\S.*\S$/, `\${${v}${u}}: a missing ${v} must stop compose with a message`);
+      assert.match(example, new RegExp(`^${v}=$`, 'm'), `.env.example lists ${v}, empty`);
+    }
+    // No other variable defaults to an empty value that would be taken silently.
+    assert.deepEqual([...text.matchAll(/\$\{(\w+):?-\}/g)].map((m) => m[1]), []);
+    if (onPath('docker-compose')) {
+      // An empty env file stands for a .env not filled in (and keeps a developer's deploy/.env out).
+      const emptyEnv = join(mkdtempSync(join(tmpdir(), 'compose-env-')), '.env');
+      writeFileSync(emptyEnv, '');
+      const run = (env: Record<string, string>) =>
+        spawnSync('docker-compose', ['-f', join(deploy, 'docker-compose.yml'), '--env-file', emptyEnv, 'config', '-q'], {
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...env },
+        });
+      try {
+        const missing = run({});
+        assert.notEqual(missing.status, 0, 'compose refuses to start without the secrets');
+        assert.match(missing.stderr, /SECRET_KEY|AGENT_KEY|POSTGRES_PASSWORD/);
+        const filled = run(Object.fromEntries(required.map((v) => [v, 'x'])));
+        assert.equal(filled.status, 0, filled.stderr);
+      } finally {
+        rmSync(dirname(emptyEnv), { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('keeps the Kubernetes Services inside the cluster, secrets required and metrics on a port of their own', () => {
+    for (const f of filesUnder(join(deploy, 'k8s'), /\.ya?ml$/)) {
+      for (const d of yamlDocs(f)) {
+        if (d.kind === 'Service') assert.ok(!d.spec.type || d.spec.type === 'ClusterIP', `${relative(root, f)}: ${d.spec.type}: expose through an ingress`);
+        for (const c of d.spec?.template?.spec?.containers ?? []) {
+          for (const from of c.envFrom ?? []) if (from.secretRef) assert.notEqual(from.secretRef.optional, true, `${relative(root, f)}: a missing Secret stops the pod`);
+        }
+      }
+    }
+    const [cp] = yamlDocs(join(deploy, 'k8s/base/control-plane/deployment.yaml'));
+    const c = cp.spec.template.spec.containers[0];
+    const env = Object.fromEntries(c.env.map((e: { name: string; value: string }) => [e.name, e.value]));
+    assert.ok(env.METRICS_PORT && env.METRICS_PORT !== env.PORT, 'METRICS_PORT apart from PORT');
+    const metricsPort = c.ports.find((p: { containerPort: number }) => String(p.containerPort) === env.METRICS_PORT);
+    assert.ok(metricsPort, 'the metrics port is declared for scraping');
+    const [svc] = yamlDocs(join(deploy, 'k8s/base/control-plane/service.yaml'));
+    assert.ok(!svc.spec.ports.some((p: { targetPort: string | number }) => p.targetPort === metricsPort.name || String(p.targetPort) === env.METRICS_PORT), 'the Service does not carry metrics');
   });
 
   it('gives Kubernetes a control plane with probes and a disruption budget, and one agent Deployment per region', () => {

@@ -39,6 +39,20 @@ describe('the MCP endpoint', () => {
     await cp.stop();
   });
 
+  it('advertises in initialize only what it does: tools, without list-change notifications it never sends', async () => {
+    const res = await fetch(`${cp.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.mcpToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } }),
+    });
+    assert.equal(res.status, 200);
+    const { result } = (await res.json()) as { result: { capabilities: Record<string, unknown> } };
+    // Stateless: a server lives for one request and has no stream to notify on, and its tool list
+    // is fixed. A client told `listChanged: true` would wait for notifications that never come.
+    assert.deepEqual(result.capabilities, { tools: { listChanged: false } });
+    assert.deepEqual(client.getServerCapabilities(), result.capabilities);
+  });
+
   it('lists its tools with input schemas and read or write annotations', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));

@@ -74,7 +74,7 @@ describe('monitor pipeline end to end', () => {
     assert.match(agentMetrics, /uptime_agent_monitors_owned [1-9]/);
     const cpMetrics = await (await fetch(`${cp.url}/metrics`)).text();
     assert.match(cpMetrics, /uptime_http_requests_total\{server="api",route="\/monitors\/:id",method="GET",status="200"\} [1-9]/);
-    assert.match(cpMetrics, /uptime_ingest_results_stored [1-9]/);
+    assert.match(cpMetrics, /uptime_ingest_results_stored_total [1-9]/);
     assert.match(cpMetrics, /uptime_ingest_lag \d+/);
     assert.match(cpMetrics, /uptime_process_cpu_seconds_total/);
   });

@@ -18,5 +18,9 @@ export function buildMcpServer(t: ToolContext): McpServer {
   monitorTools(server, t);
   heartbeatTools(server, t);
   triggerTools(server, t);
+  // The SDK advertises `tools.listChanged: true` as soon as a tool is registered. This server lives
+  // for one request, answers with JSON (no stream to notify on) and its tools never change, so it
+  // never sends that notification: a client must not wait for one.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }

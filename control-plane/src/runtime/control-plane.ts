@@ -12,7 +12,7 @@ import type { Clock } from '../deadline/clock.ts';
 import { startDeadline } from '../deadline/role.ts';
 import { createOutboxPublisher } from '../events/outbox.ts';
 import { ingestLag, startIngest } from '../ingest/consumer.ts';
-import { createMetrics, type Metrics } from '../../../shared/src/metrics.ts';
+import { createMetrics, metricsOnOwnPort, type Metrics } from '../../../shared/src/metrics.ts';
 import { startRetention } from '../db/retention.ts';
 import { startNotifyRole, type NotifyTuning } from '../notify/role.ts';
 import { startOpsServer } from './ops.ts';
@@ -40,7 +40,7 @@ export interface RunningControlPlane {
   keys: ReturnType<typeof deriveKeys>;
   /** Where the API answers, when this process runs the api role. */
   url?: string;
-  /** Where /healthz, /readyz and /metrics answer: the API, or a listener of their own without it. */
+  /** Where /healthz, /readyz and /metrics answer: the API, or a listener of their own (without the api role, or on a METRICS_PORT apart from PORT). */
   metricsUrl: string;
   app?: App;
   stop(): Promise<void>;
@@ -74,7 +74,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
     }
     if (opts.roles.includes('ingest')) {
       const ingest = await startIngest({ sql: opts.sql, nc: opts.nc, names, log, outbox: outbox! });
-      metrics.gauge('uptime_ingest_results_stored', 'Check results written to Postgres by this process, since start.', () => ingest.stats().stored);
+      metrics.counter('uptime_ingest_results_stored_total', 'Check results written to Postgres by this process.', () => ingest.stats().stored);
       metrics.gauge('uptime_ingest_lag', 'Results in RESULTS not yet acknowledged by ingest (all processes).', () => ingestLag(opts.nc, names));
       stops.push(ingest.stop);
       // History past its retention: results, published events, finished deliveries, trigger calls.
@@ -111,8 +111,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       const listening = app;
       stops.push(() => listening.close());
       metricsUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-    } else {
-      const ops = await startOpsServer({ sql: opts.sql, nc: opts.nc, metrics, log, port: opts.port ?? config.METRICS_PORT, host: config.HOST });
+    }
+    const withApi = opts.roles.includes('api');
+    if (!withApi || metricsOnOwnPort(config)) {
+      const port = withApi ? config.METRICS_PORT : (opts.port ?? config.METRICS_PORT);
+      const ops = await startOpsServer({ sql: opts.sql, nc: opts.nc, metrics, log, port, host: config.HOST });
       stops.push(ops.close);
       metricsUrl = ops.url;
     }

@@ -100,6 +100,27 @@ export const documented: Entry[] = [
   },
 ];
 
+/**
+ * The JSON Schema a consumer validates with. It describes what our own receivers accept (zod's
+ * input side), not the exact shape we emit today: a z.object takes unknown keys, so the published
+ * objects are open too, or a validating consumer would break on the first added field. Listed
+ * values (event kinds, error classes, ...) are published as `examples` of a string, since a new
+ * value is a compatible addition as well.
+ */
+export function publishedSchema(schema: z.ZodType): Record<string, unknown> {
+  return z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io: 'input',
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.type !== 'string' || !Array.isArray(jsonSchema.enum)) return;
+      jsonSchema.examples = jsonSchema.enum;
+      delete jsonSchema.enum;
+      const open = 'Known values are listed as examples; new values may be added.';
+      jsonSchema.description = jsonSchema.description ? `${jsonSchema.description}. ${open}` : open;
+    },
+  }) as Record<string, unknown>;
+}
+
 export function renderStreamsDoc(entries: Entry[] = documented): string {
   const parts = [
     '# Streams, subjects and buckets',
@@ -108,12 +129,32 @@ export function renderStreamsDoc(entries: Entry[] = documented): string {
     '',
     'Every name is prefixed by the namespace (`NATS_NAMESPACE`, default `uptime`), written `<ns>` below. Names',
     'and subjects are built in one place, `shared/src/subjects.ts`. Messages are JSON; each has one zod schema',
-    'in `shared/src/contracts/`, whose JSON Schema is given here. Consumers must ignore fields they do not know:',
-    'fields may be added, never removed or changed in meaning, without a new subject.',
+    'in `shared/src/contracts/`, whose JSON Schema is given here: validate with it, it is written to stay valid',
+    'across compatible changes.',
+    '',
+    '## How these contracts change',
+    '',
+    'Compatible changes are made without notice within a subject, and every consumer must tolerate them:',
+    '',
+    '- **New fields**, in any object. The published schemas leave objects open (no `additionalProperties: false`):',
+    '  ignore what you do not know. A new field is published as optional, since messages written before it stay in',
+    '  the streams for their retention and may be replayed.',
+    '- **New values** of a listed field: event kinds (`monitor.degraded` could join `monitor.down`), subject types,',
+    '  error classes, ping kinds, integration types. Such fields are published as strings with the known values as',
+    '  `examples`: skip a value you do not handle, do not fail on it.',
+    '- **New subjects, streams and buckets** (a new event kind is also a new subject under `<ns>.events.>`).',
+    '',
+    'Breaking changes are removing or renaming a field, changing its type, unit or meaning, making an optional field',
+    'required, narrowing what a field may hold, and changing a subject\'s grammar or a `Nats-Msg-Id` scheme. None is',
+    'ever made in place. A breaking change gets a new version of the subject and stream, outside the old subjects',
+    '(for example `<ns>.v2.results.<region>.<monitor_id>` in `<ns>_RESULTS_V2`), or a new bucket. It is announced in',
+    'the release notes and in this file, and the old version keeps being published beside the new one for at least',
+    'one minor release before a major release removes it. The webhook body takes additions the same way; a breaking',
+    'change to it would be a new body version that each integration opts into.',
     '',
   ];
   for (const e of entries) {
-    parts.push(`## ${e.title}`, '', e.where + '.', '', e.body, '', '```json', JSON.stringify(z.toJSONSchema(e.schema, { target: 'draft-2020-12' }), null, 2), '```', '');
+    parts.push(`## ${e.title}`, '', e.where + '.', '', e.body, '', '```json', JSON.stringify(publishedSchema(e.schema), null, 2), '```', '');
   }
   return parts.join('\n');
 }
