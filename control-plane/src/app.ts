@@ -56,7 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: 1024 * 1024,
     ...serverTimeouts(deps.config),
     return503OnClosing: true,
-    trustProxy: false,
+    // Whose X-Forwarded-For names the client (sign-in throttling, trigger call records): none by default.
+    trustProxy: deps.config.TRUST_PROXY,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -12,6 +12,16 @@ const bool = z
   .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
+/** What Fastify's trustProxy (proxy-addr) accepts as a trusted proxy: an address, a CIDR range or a named range. */
+function isProxyAddress(a: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(a)) return true;
+  const [ip, bits, ...rest] = a.split('/');
+  const family = isIP(ip ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
 export const settings = {
   PORT: port.default(3000).describe('Port of the control plane (API, dashboard, ping and notify URLs).'),
   HOST: z.string().min(1).default('127.0.0.1').describe('Address the control plane listens on.'),
@@ -58,6 +68,21 @@ export const settings = {
   ALLOW_SIGNUP: bool.default(false).describe('Let anyone create an account (user, organization, Default project) on the dashboard\'s sign-up page.'),
   SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(336).describe('Hours a dashboard session lasts without use; each use extends it.'),
   API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(1200).describe('REST API requests a minute per token and control-plane process (bursts up to the same number); 429 beyond.'),
+  TRUST_PROXY: z
+    .string()
+    .transform((v, ctx) => {
+      const s = v.trim();
+      if (s === 'false') return false;
+      if (s === 'true') {
+        ctx.addIssue({ code: 'custom', message: 'true would take any client\'s X-Forwarded-For on trust: give the proxies\' addresses or ranges', input: v });
+        return z.NEVER;
+      }
+      const list = s.split(',').map((a) => a.trim()).filter((a) => a !== '');
+      for (const a of list) if (!isProxyAddress(a)) ctx.addIssue({ code: 'custom', message: `${a} is not an IP address, a CIDR range, loopback, linklocal or uniquelocal`, input: v });
+      return list.length > 0 ? list : false;
+    })
+    .default(false)
+    .describe('Reverse proxies whose X-Forwarded-For names the client address: their IP addresses or CIDR ranges, comma-separated (loopback, linklocal, uniquelocal name those ranges). Default: none; the socket\'s address is the client\'s.'),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000).describe('Milliseconds a client has to send the headers of a request (control plane and ping edges); then 408 and the connection is closed.'),
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000).describe('Milliseconds a client has to send a whole request, body included; then 408 and the connection is closed.'),
   HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000).describe('Milliseconds a connection may pass without a byte either way while a request is open (a client that stops reading its answer); 0 turns it off.'),

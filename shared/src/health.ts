@@ -22,7 +22,18 @@ export function healthRoutes(app: AnyFastify, checks: Record<string, ReadinessCh
   });
 }
 
-/** Request logging, less the health probes a load balancer sends every few seconds. */
+/**
+ * Request logging of every server, less the health probes a load balancer sends every few
+ * seconds. A route that does not exist is logged with the request (through the one request
+ * serializer that redacts secrets in URLs), never with the raw URL in the message.
+ */
+class RequestLogs extends LogController {
+  override routeNotFound(request: Parameters<LogController['routeNotFound']>[0]): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.info({ req: request }, 'route not found');
+  }
+}
+
 export function quietProbeLogs(): LogController {
-  return new LogController({ disableRequestLogging: (req) => req.url === '/healthz' || req.url === '/readyz' });
+  return new RequestLogs({ disableRequestLogging: (req) => req.url === '/healthz' || req.url === '/readyz' });
 }

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { serializeRequest } from './request-log.ts';
 
 export type { Logger };
 
@@ -41,6 +42,8 @@ export function createLogger(opts: LoggerOptions): Logger {
       level: opts.level,
       base: { pid: process.pid, ...opts.base },
       redact: { paths: redactPaths, censor: '[redacted]' },
+      // Every server's request lines go through this one serializer (Fastify takes the logger's over its own).
+      serializers: { req: serializeRequest },
       formatters: { log: (obj) => redactSecrets(obj) as Record<string, unknown> },
       timestamp: pino.stdTimeFunctions.isoTime,
     },

@@ -25,6 +25,13 @@ describe('configuration', () => {
     assert.deepEqual(loadConfig({ ALLOWED_PRIVATE_TARGETS: '10.0.0.5, fd00::7,,192.168.1.1 ' }).ALLOWED_PRIVATE_TARGETS, ['10.0.0.5', 'fd00::7', '192.168.1.1']);
   });
 
+  it('trusts no proxy unless TRUST_PROXY names them by address or range', () => {
+    assert.equal(loadConfig({}).TRUST_PROXY, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }).TRUST_PROXY, false);
+    assert.equal(loadConfig({ TRUST_PROXY: ' , ' }).TRUST_PROXY, false);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,fd00::/8 ,loopback' }).TRUST_PROXY, ['10.0.0.0/8', '127.0.0.1', 'fd00::/8', 'loopback']);
+  });
+
   it('derives the ping and trigger base URLs from PUBLIC_URL, without a trailing slash', () => {
     const c = loadConfig({ PUBLIC_URL: 'https://status.example.com/', TRIGGER_BASE_URL: 'https://hooks.example.com' });
     assert.equal(c.PUBLIC_URL, 'https://status.example.com');
@@ -52,6 +59,10 @@ describe('configuration', () => {
     ['BLOCK_PRIVATE_TARGETS', { BLOCK_PRIVATE_TARGETS: 'maybe' }],
     ['ALLOWED_PRIVATE_TARGETS', { ALLOWED_PRIVATE_TARGETS: '10.0.0.5,intranet.example' }],
     ['ALLOWED_PRIVATE_TARGETS', { ALLOWED_PRIVATE_TARGETS: '10.0.0.0/8' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'true' }],
+    ['TRUST_PROXY', { TRUST_PROXY: '2' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'proxy.internal' }],
+    ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/33' }],
   ];
   for (const [name, env] of bad) {
     it(`stops with a message naming ${name} when it is invalid (${JSON.stringify(env[name])})`, () => {

@@ -1,7 +1,14 @@
+import { appendFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createLogger, type Logger } from '../../shared/src/logger.ts';
 import { testEnv } from './env.ts';
+
+const logFile = () => {
+  const dir = process.env[testEnv.logDir];
+  return dir ? join(dir, `log-${process.pid}.ndjson`) : undefined;
+};
 
 /**
  * The logger every component under test gets. Run through `test/run.ts`, every line goes to a
@@ -11,10 +18,27 @@ import { testEnv } from './env.ts';
  */
 function testLogger(): Logger {
   const level = process.env.TEST_LOG_LEVEL;
-  const dir = process.env[testEnv.logDir];
-  if (level || !dir) return createLogger({ level: level ?? 'silent' });
+  const file = logFile();
+  if (level || !file) return createLogger({ level: level ?? 'silent' });
   // Synchronous: a test process may end without a chance to flush a buffer.
-  return createLogger({ level: 'debug', destination: pino.destination({ dest: join(dir, `log-${process.pid}.ndjson`), sync: true }) });
+  return createLogger({ level: 'debug', destination: pino.destination({ dest: file, sync: true }) });
 }
 
 export const testLog = testLogger();
+
+/**
+ * A logger at `debug` whose lines a test can read, for asserting what reaches a log. The lines
+ * also go to the run's log file, so the search after the run sees them too.
+ */
+export function captureLog(): { log: Logger; text(): string } {
+  const lines: string[] = [];
+  const file = logFile();
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      if (file) appendFileSync(file, chunk);
+      cb();
+    },
+  });
+  return { log: createLogger({ level: 'debug', destination }), text: () => lines.join('') };
+}

@@ -1,3 +1,5 @@
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+
 /**
  * A small browser stand-in for HTTP tests of the dashboard: a cookie jar, forms with their CSRF
  * token, redirects left visible (a test asserts where they go).
@@ -16,8 +18,17 @@ export function csrfOf(html: string): string {
   return m[1]!;
 }
 
-export function webClient(baseUrl: string, opts: { headers?: Record<string, string> } = {}) {
+/** Connections from this loopback address (127.0.0.2, 127.0.0.3, ...): a client elsewhere, as the server sees it. */
+function fromAddress(localAddress: string): Agent {
+  const connector = buildConnector({});
+  return new Agent({ connect: (options, callback) => connector({ ...options, localAddress }, callback) });
+}
+
+export function webClient(baseUrl: string, opts: { headers?: Record<string, string>; localAddress?: string } = {}) {
   const jar = new Map<string, string>();
+  const dispatcher = opts.localAddress ? fromAddress(opts.localAddress) : undefined;
+  // The package's own fetch honours its own dispatcher; the two fetches' types differ only in detail.
+  const send = (dispatcher ? undiciFetch : fetch) as unknown as (url: string, init: Omit<RequestInit, 'dispatcher'> & { dispatcher?: Agent }) => Promise<Response>;
 
   const remember = (setCookies: string[]) => {
     for (const line of setCookies) {
@@ -33,7 +44,8 @@ export function webClient(baseUrl: string, opts: { headers?: Record<string, stri
 
   async function request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<WebResponse> {
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(baseUrl + path, {
+    const res = await send(baseUrl + path, {
+      ...(dispatcher ? { dispatcher } : {}),
       method,
       redirect: 'manual',
       headers: {

@@ -78,6 +78,7 @@ export async function fireTrigger(deps: FireDeps, call: FireCall): Promise<Fired
       integrations: integrations.length,
       source_address: call.sourceAddress,
       user_agent: call.userAgent,
+      fired_at: counted.fired_at,
     });
     const subject = { type: 'trigger' as const, id: target.id, name: target.name };
     const payload: Notification = {

@@ -17,9 +17,6 @@ const outcomeMessages = {
   no_integrations: 'Trigger has no active integration: nothing was sent',
 } as const;
 
-/** The ?token= of a notify URL stays out of request logs. */
-const redactedUrl = (url: string) => url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
-
 function field(source: unknown, name: string): unknown {
   return source && typeof source === 'object' && !Array.isArray(source) ? (source as Record<string, unknown>)[name] : undefined;
 }
@@ -78,20 +75,12 @@ export async function notifyUrlRoutes(app: App, deps: FireDeps): Promise<void> {
       429: MessageBody.describe('Over the trigger\'s rate limit; Retry-After says in how many seconds to try again.'),
     },
   };
-  // The logger may hand the serializer a plain copy of the request: read the raw request's fields.
-  const logSerializers = {
-    req: (req: { method?: string; url?: string; raw?: { method?: string; url?: string } }) => ({
-      method: req.method ?? req.raw?.method,
-      url: redactedUrl(String(req.url ?? req.raw?.url ?? '')),
-    }),
-  };
 
   app.route({
     method: ['GET', 'POST'],
     url: '/api/notify/:id',
     // A HEAD must not fire the trigger: it gets the 405 below.
     exposeHeadRoute: false,
-    logSerializers,
     schema,
     handler: async (req, reply) => {
       const fromBody = await bodyMessage(req);
@@ -108,7 +97,6 @@ export async function notifyUrlRoutes(app: App, deps: FireDeps): Promise<void> {
   app.route({
     method: [...otherMethods],
     url: '/api/notify/:id',
-    logSerializers,
     schema: { hide: true },
     handler: async (_req, reply) => reply.code(405).header('allow', 'GET, POST').send({ message: 'Method not allowed' }),
   });

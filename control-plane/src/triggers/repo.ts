@@ -126,26 +126,35 @@ export async function findFireTarget(sql: Sql, id: string): Promise<FireTarget |
 }
 
 /**
- * Counts one call against the rate limit and the fire counters in one UPDATE. The limit is a
- * fixed window (the calendar second, minute, hour or day, UTC, by the database clock) kept in the
- * row, so every control-plane process counts against the same window; concurrent calls queue on
- * the row lock and each re-reads the count. No row: the limit is reached (or the trigger is gone).
+ * Counts one call against the rate limit and the fire counters. The limit is a fixed window (the
+ * calendar second, minute, hour or day, UTC) kept in the row, so every control-plane process
+ * counts into the same window. The row is locked first and the call's instant read after: calls
+ * are counted in the order they hold the row, each at a moment no earlier than the last counted
+ * call (the clock of a transaction that waited would be stale), so the window and last_fired_at
+ * only move forward and a window never holds more than the limit. No row: the limit is reached
+ * (or the trigger is gone).
  */
-export async function countFire(tx: Db, id: string): Promise<{ active: boolean } | undefined> {
-  const [row] = await tx<{ active: boolean }[]>`
+export async function countFire(tx: Db, id: string): Promise<{ active: boolean; fired_at: string } | undefined> {
+  const [locked] = await tx`select 1 from triggers where id = ${id} for update`;
+  if (!locked) return undefined;
+  const [row] = await tx<{ active: boolean; fired_at: string }[]>`
     update triggers t set
-      rate_window_start = case when t.rate_limit_per is null then null else date_trunc(t.rate_limit_per, now()) end,
+      rate_window_start = c.window_start,
       rate_window_count = case
-        when t.rate_limit_per is null then 0
-        when t.rate_window_start = date_trunc(t.rate_limit_per, now()) then t.rate_window_count + 1
+        when c.window_start is null then 0
+        when t.rate_window_start = c.window_start then t.rate_window_count + 1
         else 1 end,
       fire_count = t.fire_count + 1,
-      last_fired_at = now()
+      last_fired_at = c.at
+    from (
+      select s.at, case when s.per is null then null else date_trunc(s.per, s.at, 'UTC') end as window_start
+      from (select greatest(clock_timestamp(), last_fired_at) as at, rate_limit_per as per from triggers where id = ${id}) s
+    ) c
     where t.id = ${id}
       and (t.rate_limit_max is null
-        or t.rate_window_start is distinct from date_trunc(t.rate_limit_per, now())
+        or t.rate_window_start is distinct from c.window_start
         or t.rate_window_count < t.rate_limit_max)
-    returning t.active`;
+    returning t.active, c.at as fired_at`;
   return row;
 }
 
@@ -153,7 +162,7 @@ export async function countFire(tx: Db, id: string): Promise<{ active: boolean }
 export async function retryAfterSeconds(tx: Db, id: string): Promise<number | undefined> {
   const [row] = await tx<{ seconds: number }[]>`
     select greatest(1, ceil(extract(epoch from (
-      coalesce(rate_window_start, now()) + ('1 ' || coalesce(rate_limit_per, 'second'))::interval - now()))))::int as seconds
+      coalesce(rate_window_start, clock_timestamp()) + ('1 ' || coalesce(rate_limit_per, 'second'))::interval - clock_timestamp()))))::int as seconds
     from triggers where id = ${id}`;
   return row?.seconds;
 }
@@ -167,7 +176,16 @@ export async function activeIntegrationsOf(tx: Db, triggerId: string) {
 
 export async function insertEvent(
   tx: Db,
-  e: { trigger_id: string; message: string; outcome: string; integrations: number; source_address: string | null; user_agent: string | null },
+  e: {
+    trigger_id: string;
+    message: string;
+    outcome: string;
+    integrations: number;
+    source_address: string | null;
+    user_agent: string | null;
+    /** The instant the call was counted at, so the event and last_fired_at agree. */
+    fired_at: string;
+  },
 ): Promise<{ id: string; fired_at: string }> {
   const [row] = await tx<{ id: string; fired_at: string }[]>`
     insert into trigger_events ${tx(e)} returning id, fired_at`;

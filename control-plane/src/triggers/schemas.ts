@@ -20,7 +20,7 @@ const RateLimit = z
     per: z.enum(ratePeriods),
   })
   .nullable()
-  .describe('At most `max` calls per calendar second, minute, hour or day (UTC); null accepts every call.');
+  .describe('At most `max` calls per calendar second, minute, hour or day (UTC), each counted at the moment it is decided; null accepts every call.');
 
 export const TriggerCreateBody = z.object({
   project_id: z.uuid(),

@@ -97,7 +97,7 @@ export function signInRoutes(app: App, deps: WebDeps): void {
     if (!reservation.allowed) {
       const minutes = Math.ceil(reservation.retryAfterSeconds / 60);
       void reply.header('retry-after', String(reservation.retryAfterSeconds));
-      req.log.warn({ ip: req.ip }, 'sign-in throttled');
+      req.log.warn({ ip: req.ip, by: reservation.by }, 'sign-in throttled');
       return again(429, `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
 
@@ -107,7 +107,7 @@ export function signInRoutes(app: App, deps: WebDeps): void {
     const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash));
     if (!user || !ok) return again(401, 'Wrong email or password.');
 
-    await signInSucceeded(ctx.sql, email, req.ip);
+    await signInSucceeded(ctx.sql, reservation, now);
     // A new session on every sign-in (never a session id chosen before authentication).
     const previous = req.cookies[deps.cookies.session];
     if (previous) await destroySession(ctx.sql, previous);

@@ -10,7 +10,7 @@ import { formOf, sendHtml, text, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { authPage } from '../layout.ts';
 import { createSession, randomToken } from '../sessions.ts';
-import { reserveSignIn } from '../throttle.ts';
+import { reserveSignUp } from '../throttle.ts';
 import { urls } from '../urls.ts';
 import { formExpiredPage, preSessionToken, signedOutFormValid } from './sign-in.ts';
 
@@ -58,7 +58,7 @@ export function signUpRoutes(app: App, deps: WebDeps): void {
 
     // Sign-ups count against the address's sign-in budget, so accounts cannot be mass-created.
     const now = ctx.now();
-    const reservation = await reserveSignIn(ctx.sql, `signup:${parsed.data.email}`, req.ip, now);
+    const reservation = await reserveSignUp(ctx.sql, req.ip, now);
     if (!reservation.allowed) {
       void reply.header('retry-after', String(reservation.retryAfterSeconds));
       return sendHtml(reply, signUpPage(deps, csrf, values, { email: ['Too many attempts from your address. Try again later.'] }), 429);
