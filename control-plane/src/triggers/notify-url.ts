@@ -9,16 +9,12 @@ import { fireTrigger, type FireDeps } from './fire.ts';
 import { FireAccepted } from './schemas.ts';
 
 const BODY_LIMIT = 1024 * 1024;
-const otherMethods = ['DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'PUT', 'TRACE'] as const;
 
 const outcomeMessages = {
   dispatched: 'Notification accepted',
   paused: 'Trigger is paused: nothing was sent',
   no_integrations: 'Trigger has no active integration: nothing was sent',
 } as const;
-
-/** The ?token= of a notify URL stays out of request logs. */
-const redactedUrl = (url: string) => url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
 
 function field(source: unknown, name: string): unknown {
   return source && typeof source === 'object' && !Array.isArray(source) ? (source as Record<string, unknown>)[name] : undefined;
@@ -78,20 +74,12 @@ export async function notifyUrlRoutes(app: App, deps: FireDeps): Promise<void> {
       429: MessageBody.describe('Over the trigger\'s rate limit; Retry-After says in how many seconds to try again.'),
     },
   };
-  // The logger may hand the serializer a plain copy of the request: read the raw request's fields.
-  const logSerializers = {
-    req: (req: { method?: string; url?: string; raw?: { method?: string; url?: string } }) => ({
-      method: req.method ?? req.raw?.method,
-      url: redactedUrl(String(req.url ?? req.raw?.url ?? '')),
-    }),
-  };
 
   app.route({
     method: ['GET', 'POST'],
     url: '/api/notify/:id',
-    // A HEAD must not fire the trigger: it gets the 405 below.
+    // A HEAD must not fire the trigger: like every other method, it gets the application's 405.
     exposeHeadRoute: false,
-    logSerializers,
     schema,
     handler: async (req, reply) => {
       const fromBody = await bodyMessage(req);
@@ -104,12 +92,5 @@ export async function notifyUrlRoutes(app: App, deps: FireDeps): Promise<void> {
       });
       return reply.code(202).send({ message: outcomeMessages[fired.outcome], data: { event_id: fired.event_id, integrations: fired.integrations } });
     },
-  });
-  app.route({
-    method: [...otherMethods],
-    url: '/api/notify/:id',
-    logSerializers,
-    schema: { hide: true },
-    handler: async (_req, reply) => reply.code(405).header('allow', 'GET, POST').send({ message: 'Method not allowed' }),
   });
 }
