@@ -76,8 +76,8 @@ export interface RoutingRefusals {
 /**
  * Answers a method a path does not have with 405 and an `Allow` naming the methods it has,
  * however the path is otherwise protected (routing comes before credentials), before any body is
- * read; a path that does not exist stays a 404. One hook for the whole application, so no route
- * refuses methods of its own.
+ * read; a path that does not exist stays a 404. One hook for the whole application, so routes
+ * need not refuse methods of their own (one that does is marked with `markRefusals`).
  */
 export function installMethodNotAllowed(app: AnyFastify, refusals: RoutingRefusals): MethodTable {
   const table = recordMethods(app);
