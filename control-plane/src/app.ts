@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../shared/src/config.ts';
 import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts';
+import { installMethodNotAllowed, markRefusals } from '../../shared/src/http/methods.ts';
 import { serverTimeouts } from '../../shared/src/net/server-timeouts.ts';
 import { createMetrics, instrumentHttp, metricsOnOwnPort, type Metrics } from '../../shared/src/metrics.ts';
 import type { Logger } from '../../shared/src/logger.ts';
@@ -49,6 +50,7 @@ export type { App };
 /** Builds the control plane's HTTP application without listening (tests use `inject` or a port). */
 export async function buildApp(deps: AppDeps): Promise<App> {
   const app: App = Fastify({
+    // Requests are logged through the shared serializer (shared/src/request-log.ts), 404s included.
     loggerInstance: deps.log.child({ component: 'api' }) as FastifyBaseLogger,
     logController: quietProbeLogs(),
     requestIdHeader: 'x-request-id',
@@ -66,6 +68,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     void reply.header('x-request-id', req.id);
   });
   recordRoutes(app);
+  installMethodNotAllowed(app, {
+    methodNotAllowed: (allow) => new AppError('METHOD_NOT_ALLOWED', undefined, undefined, { allow }),
+    notFound: () => new AppError('NOT_FOUND'),
+  });
   installErrorHandler(app);
   installJsonParser(app);
   installNulGuard(app);
@@ -80,7 +86,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const ctx = { config: deps.config, sql: deps.sql, nc: deps.nc, log: deps.log, keys: deps.keys, now: deps.now ?? (() => new Date()) };
   const outbox = deps.outbox ?? createOutboxPublisher({ sql: deps.sql, nc: deps.nc, names: natsNames(deps.config.NATS_NAMESPACE), log: deps.log });
   if (!deps.outbox) app.addHook('onClose', async () => outbox.stop());
-  await pingEdgeRoutes(app, ctx);
+  await app.register(async (scope: App) => {
+    // The ping edge answers these itself with a 405: they are not methods of its paths.
+    markRefusals(scope, ['PUT', 'PATCH', 'DELETE']);
+    await pingEdgeRoutes(scope, ctx);
+  });
   await app.register((scope: App) => notifyUrlRoutes(scope, { ...ctx, names: natsNames(deps.config.NATS_NAMESPACE), outbox }));
   const auth = createAuthenticator({ sql: deps.sql, log: deps.log, kind: 'api' });
   const limiter = createRateLimiter({ perMinute: deps.config.API_RATE_LIMIT });

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../shared/src/config.ts'
-import { healthRoutes, quietProbeLogs } from '../../shared/src/health.ts'
+import { healthRoutes, quietProbeLogs, type AnyFastify } from '../../shared/src/health.ts'
+import { installMethodNotAllowed, markRefusals, methodNotAllowedError } from '../../shared/src/http/methods.ts'
 import type { Logger } from '../../shared/src/logger.ts'
 import { instrumentHttp, type Metrics } from '../../shared/src/metrics.ts'
 import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts'
@@ -36,15 +37,15 @@ export async function startPingEdge(opts: {
     bodyLimit: 1024 * 1024,
     ...serverTimeouts(opts.config),
   })
+  installMethodNotAllowed(app, { methodNotAllowed: methodNotAllowedError })
   healthRoutes(app, { nats: () => natsAlive(opts.nc) })
   // The edge is published to the world; the agent's own port (AGENT_PORT) serves the same registry.
   instrumentHttp(app, opts.metrics, 'ping-edge', { serve: false })
-  await registerPingEdge(app, {
-    nc: opts.nc,
-    names: opts.names,
-    region: opts.region,
-    partitions: opts.config.PING_PARTITIONS,
-    heartbeats: await openBucket(opts.nc, opts.names, 'heartbeats', { replicas: opts.config.NATS_REPLICAS }),
+  const heartbeats = await openBucket(opts.nc, opts.names, 'heartbeats', { replicas: opts.config.NATS_REPLICAS })
+  await app.register(async (scope: AnyFastify) => {
+    // The edge answers these itself with a 405: they are not methods of its paths.
+    markRefusals(scope, ['PUT', 'PATCH', 'DELETE'])
+    await registerPingEdge(scope, { nc: opts.nc, names: opts.names, region: opts.region, partitions: opts.config.PING_PARTITIONS, heartbeats })
   })
   await app.listen({ port: opts.port, host: opts.host })
   const addr = app.server.address()

@@ -70,6 +70,10 @@ describe('secrets and logs', () => {
     secrets.push(trigger.token);
     assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}?token=${trigger.token}&message=hello`)).status, 202);
     assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}?token=uptt_wrong`)).status, 401);
+    // A call no route takes (a wrong method, a mistyped address) is logged too, token and all.
+    assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}?token=${trigger.token}`, { method: 'HEAD' })).status, 405);
+    assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}?message=x&token=${trigger.token}`, { method: 'PUT' })).status, 405);
+    assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}/?token=${trigger.token}`)).status, 404);
     await api('POST', `/integrations/${ids[0]}/test`);
     await eventually(async () => (await db.sql`select 1 from deliveries where status = 'dead' and kind = 'trigger.fired'`).length === 3, 'the deliveries to die');
     const text = lines.join('');

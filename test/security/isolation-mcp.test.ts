@@ -116,7 +116,7 @@ describe('MCP isolation matrix', () => {
     ['a dashboard session', async () => ({ cookie: (await openSession(cp.db.sql, owner.user_id)).cookie })],
   ] as const) {
     it(`answers 401 to ${who} on every method of /mcp`, async () => {
-      assert.ok(routes.length >= 3);
+      assert.ok(routes.length >= 1);
       for (const r of routes) {
         const res = await fetch(`${cp.url}${r.url}`, {
           method: r.method,

@@ -1,4 +1,5 @@
 import type { RouteOptions } from 'fastify';
+import { routeUrls } from '../../../shared/src/http/methods.ts';
 import type { App } from './context.ts';
 
 /**
@@ -30,14 +31,16 @@ export function recordRoutes(app: App): void {
   app.decorate('routeTable', table);
   app.addHook('onRoute', (r: RouteOptions) => {
     for (const method of [r.method].flat()) {
-      // Read lazily: a plugin's own onRoute hook may mark the route after this one ran.
-      table.push({
-        method,
-        url: r.url,
-        get auth() {
-          return (r.config as { auth?: RouteAuth } | undefined)?.auth ?? 'public';
-        },
-      });
+      for (const url of routeUrls(r)) {
+        // Read lazily: a plugin's own onRoute hook may mark the route after this one ran.
+        table.push({
+          method,
+          url,
+          get auth() {
+            return (r.config as { auth?: RouteAuth } | undefined)?.auth ?? 'public';
+          },
+        });
+      }
     }
   });
 }

@@ -13,6 +13,8 @@ const jsonRpcError = (message: string) => ({ jsonrpc: '2.0', error: { code: -320
 /**
  * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless (a new server and transport
  * per request, so any control-plane process can answer any request). Only an MCP token opens it.
+ * POST is its only method: with no server-initiated stream (GET) and no session to end (DELETE),
+ * the others get the application's 405 (Allow: POST), which is what the protocol asks for.
  */
 export async function registerMcp(app: App, ctx: HeartbeatContext): Promise<void> {
   const auth = createAuthenticator({ sql: ctx.sql, log: ctx.log, kind: 'mcp' });
@@ -51,15 +53,5 @@ export async function registerMcp(app: App, ctx: HeartbeatContext): Promise<void
         }
       }
     });
-
-    // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
-    for (const method of ['GET', 'DELETE'] as const) {
-      scope.route({
-        method,
-        url: '/mcp',
-        schema: { hide: true },
-        handler: async (_req, reply) => reply.code(405).header('allow', 'POST').send(jsonRpcError('Method not allowed.')),
-      });
-    }
   });
 }

@@ -9,7 +9,6 @@ import { fireTrigger, type FireDeps } from './fire.ts';
 import { FireAccepted } from './schemas.ts';
 
 const BODY_LIMIT = 1024 * 1024;
-const otherMethods = ['DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'PUT', 'TRACE'] as const;
 
 const outcomeMessages = {
   dispatched: 'Notification accepted',
@@ -79,7 +78,7 @@ export async function notifyUrlRoutes(app: App, deps: FireDeps): Promise<void> {
   app.route({
     method: ['GET', 'POST'],
     url: '/api/notify/:id',
-    // A HEAD must not fire the trigger: it gets the 405 below.
+    // A HEAD must not fire the trigger: like every other method, it gets the application's 405.
     exposeHeadRoute: false,
     schema,
     handler: async (req, reply) => {
@@ -93,11 +92,5 @@ export async function notifyUrlRoutes(app: App, deps: FireDeps): Promise<void> {
       });
       return reply.code(202).send({ message: outcomeMessages[fired.outcome], data: { event_id: fired.event_id, integrations: fired.integrations } });
     },
-  });
-  app.route({
-    method: [...otherMethods],
-    url: '/api/notify/:id',
-    schema: { hide: true },
-    handler: async (_req, reply) => reply.code(405).header('allow', 'GET, POST').send({ message: 'Method not allowed' }),
   });
 }

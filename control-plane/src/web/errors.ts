@@ -11,6 +11,7 @@ const titles: Record<number, string> = {
   400: 'Bad request',
   403: 'Not allowed',
   404: 'Page not found',
+  405: 'Method not allowed',
   409: 'Conflict',
   413: 'Too large',
   415: 'Unsupported content',
@@ -35,6 +36,7 @@ export function renderError(deps: WebDeps, status: number, message: string): Htm
 const friendly: Record<number, string> = {
   403: 'You do not have access to this.',
   404: 'There is nothing here, or it belongs to a project you are not part of.',
+  405: 'This address does not take that kind of request.',
   500: 'The error has been logged. Please try again in a moment.',
 };
 
@@ -45,6 +47,7 @@ export function installWebErrorHandler(app: App, deps: WebDeps): void {
     let message = friendly[500]!;
     if (err instanceof AppError) {
       status = err.status;
+      if (err.headers) void reply.headers(err.headers);
       message = friendly[status] ?? err.message;
     } else if (err instanceof ZodError) {
       status = 422;

@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { notFound } from '../errors.ts';
 import type { App } from '../http/context.ts';
 import { markRoutes } from '../http/route-table.ts';
 import { assetRoutes, loadAssets } from './assets.ts';
@@ -63,11 +64,13 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       void reply.header('referrer-policy', 'same-origin');
     });
     installWebErrorHandler(web, deps);
+    // Addresses under /app that no route has are refused in this scope, so its error handler
+    // answers them with a page (404, or 405 for a method the page does not take), not with JSON.
     await web.register(
       async (scope: App) => {
-        scope.setNotFoundHandler((_req, reply) =>
-          reply.code(404).header('content-type', 'text/html; charset=utf-8').send(renderError(deps, 404, 'There is no such page.').value),
-        );
+        scope.setNotFoundHandler(async () => {
+          throw notFound();
+        });
       },
       { prefix: '/app' },
     );

@@ -1,0 +1,69 @@
+/**
+ * The `operationId` of every documented operation, by method and OpenAPI path. Client generators
+ * name their functions after these, so a released id never changes; a new route gets its entry
+ * here (the document is refused at start-up without one, or when two ids collide).
+ *
+ * Naming rule (ADR 0019): camelCase, a verb then the resource.
+ * - a collection: `list<Resources>` (GET), `create<Resource>` (POST);
+ * - one resource: `get<Resource>` (GET), `update<Resource>` (PUT or PATCH), `delete<Resource>` (DELETE);
+ * - a collection below a resource: `list<Resource><Items>` (`listMonitorResults`);
+ * - an action on a resource: `<verb><Resource>[<Object>]` (`testIntegration`, `rotateTriggerToken`);
+ * - one action served by two methods: the POST has the plain name, the GET adds `WithGet`.
+ */
+export const operationIds: Readonly<Record<string, string>> = {
+  'GET /organizations': 'listOrganizations',
+
+  'GET /projects': 'listProjects',
+  'POST /projects': 'createProject',
+  'GET /projects/{id}': 'getProject',
+  'PUT /projects/{id}': 'updateProject',
+  'DELETE /projects/{id}': 'deleteProject',
+
+  'GET /monitors': 'listMonitors',
+  'POST /monitors': 'createMonitor',
+  'GET /monitors/{id}': 'getMonitor',
+  'PUT /monitors/{id}': 'updateMonitor',
+  'DELETE /monitors/{id}': 'deleteMonitor',
+  'GET /monitors/{id}/results': 'listMonitorResults',
+  'GET /monitors/{id}/incidents': 'listMonitorIncidents',
+
+  'GET /heartbeats': 'listHeartbeats',
+  'POST /heartbeats': 'createHeartbeat',
+  'GET /heartbeats/{id}': 'getHeartbeat',
+  'PATCH /heartbeats/{id}': 'updateHeartbeat',
+  'DELETE /heartbeats/{id}': 'deleteHeartbeat',
+  'GET /heartbeats/{id}/pings': 'listHeartbeatPings',
+
+  'GET /integrations': 'listIntegrations',
+  'POST /integrations': 'createIntegration',
+  'GET /integrations/{id}': 'getIntegration',
+  'PATCH /integrations/{id}': 'updateIntegration',
+  'DELETE /integrations/{id}': 'deleteIntegration',
+  'POST /integrations/{id}/test': 'testIntegration',
+  'GET /integrations/{id}/deliveries': 'listIntegrationDeliveries',
+
+  'GET /triggers': 'listTriggers',
+  'POST /triggers': 'createTrigger',
+  'GET /triggers/{id}': 'getTrigger',
+  'PATCH /triggers/{id}': 'updateTrigger',
+  'DELETE /triggers/{id}': 'deleteTrigger',
+  'POST /triggers/{id}/token': 'rotateTriggerToken',
+  'GET /triggers/{id}/events': 'listTriggerEvents',
+
+  'POST /api/notify/{id}': 'fireTrigger',
+  'GET /api/notify/{id}': 'fireTriggerWithGet',
+};
+
+/** The groups operations are tagged with, in the order a reader meets them. */
+export const tags = [
+  { name: 'Organizations', description: 'The organizations you belong to, with your role in each.' },
+  { name: 'Projects', description: 'Projects hold monitors, heartbeats, triggers and integrations.' },
+  { name: 'Monitors', description: 'HTTP checks from one or more regions, with their results and incidents.' },
+  { name: 'Heartbeats', description: 'Recurring jobs that report to a ping URL, with the pings received.' },
+  { name: 'Integrations', description: 'Where notifications go (webhook, Slack, email...), with their delivery log.' },
+  { name: 'Triggers', description: 'Notification triggers: inbound addresses that send a message through integrations.' },
+  {
+    name: 'Notify URL',
+    description: 'Calling a trigger: public, at `{trigger_base_url}/api/notify/<id>`, with the trigger\'s own optional token instead of an API token.',
+  },
+] as const;
