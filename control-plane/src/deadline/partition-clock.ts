@@ -39,7 +39,7 @@ export interface PartitionClock extends Clock {
 
 interface Timer {
   fn: () => void;
-  /** The partition's instant it comes due at. */
+  /** The partition's instant it comes due at; NaN when armed before anything was known. */
   at: number;
   handle: unknown;
   done: boolean;
@@ -70,18 +70,22 @@ export function createPartitionClock(base: Clock, initial: Backlog = unknownBack
       fire(t);
     }, Math.max(0, t.at - base.now()));
   };
-  // A timer on the process clock that fires while the partition is behind does no harm: the
-  // heap asks now() again and pops only what is due by the partition's instant.
+  const wake = (t: Timer) => {
+    t.handle = base.setTimer(() => {
+      t.handle = undefined;
+      fire(t);
+    }, 0);
+  };
+  // A timer that fires early does no harm: the heap asks now() again, pops only what is due by
+  // the partition's instant and arms anew. One armed before anything was known (no instant to
+  // wait for) is woken at the first news.
   const release = () => {
     for (const t of [...waiting]) {
       if (t.handle !== undefined) continue;
-      if (backlog.caughtUp) onProcessClock(t);
-      else if (backlog.newest >= t.at) {
-        t.handle = base.setTimer(() => {
-          t.handle = undefined;
-          fire(t);
-        }, 0);
-      }
+      if (Number.isNaN(t.at)) {
+        if (backlog.caughtUp || Number.isFinite(backlog.newest)) wake(t);
+      } else if (backlog.caughtUp) onProcessClock(t);
+      else if (backlog.newest >= t.at) wake(t);
     }
   };
 
@@ -91,7 +95,8 @@ export function createPartitionClock(base: Clock, initial: Backlog = unknownBack
     },
     now,
     setTimer(fn, delayMs) {
-      const t: Timer = { fn, at: now() + Math.max(0, delayMs), handle: undefined, done: false };
+      const from = now();
+      const t: Timer = { fn, at: Number.isFinite(from) ? from + Math.max(0, delayMs) : NaN, handle: undefined, done: false };
       waiting.add(t);
       release();
       return t;
