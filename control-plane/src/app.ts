@@ -11,7 +11,7 @@ import { natsAlive, type NatsConnection } from '../../shared/src/nats.ts';
 import { natsNames } from '../../shared/src/subjects.ts';
 import { sqlAlive, type Sql } from './db/sql.ts';
 import { createAuthenticator } from './auth/bearer.ts';
-import { createRateLimiter } from './auth/rate-limit.ts';
+import { createRateLimiter } from '../../shared/src/rate-limit.ts';
 import { AppError } from './errors.ts';
 import { createOutboxPublisher, type OutboxPublisher } from './events/outbox.ts';
 import type { App, Keys } from './http/context.ts';

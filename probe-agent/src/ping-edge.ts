@@ -45,7 +45,14 @@ export async function startPingEdge(opts: {
   await app.register(async (scope: AnyFastify) => {
     // The edge answers these itself with a 405: they are not methods of its paths.
     markRefusals(scope, ['PUT', 'PATCH', 'DELETE'])
-    await registerPingEdge(scope, { nc: opts.nc, names: opts.names, region: opts.region, partitions: opts.config.PING_PARTITIONS, heartbeats })
+    await registerPingEdge(scope, {
+      nc: opts.nc,
+      names: opts.names,
+      region: opts.region,
+      partitions: opts.config.PING_PARTITIONS,
+      heartbeats,
+      perHeartbeatPerMinute: opts.config.PING_RATE_LIMIT,
+    })
   })
   await app.listen({ port: opts.port, host: opts.host })
   const addr = app.server.address()

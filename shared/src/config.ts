@@ -67,6 +67,13 @@ export const settings = {
   NOTIFY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8).describe('Delivery attempts to an integration before the delivery is dead-lettered.'),
   ALLOW_SIGNUP: bool.default(false).describe('Let anyone create an account (user, organization, Default project) on the dashboard\'s sign-up page.'),
   SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(336).describe('Hours a dashboard session lasts without use; each use extends it.'),
+  PING_RATE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000_000)
+    .default(60)
+    .describe('Pings a minute one heartbeat may send to one ping edge (bursts up to the same number); 429 with Retry-After beyond; 0 turns the limit off.'),
   API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(1200).describe('REST API requests a minute per token and control-plane process (bursts up to the same number); 429 beyond.'),
   TRUST_PROXY: z
     .string()

@@ -64,6 +64,22 @@ describe('a regional ping edge', () => {
     assert.equal(log.data[0].region, 'eu-west');
   });
 
+  it('refuses a heartbeat beyond its rate at this edge with 429 and Retry-After, after the id check', async () => {
+    const hb = (await api('POST', '/heartbeats', { name: 'Looping', project_id: ada.project_id })).body.data;
+    const strict = await startEdge({ nc: cp.nats.nc, names: cp.nats.names, region: 'eu-west', partitions: cp.config.PING_PARTITIONS, heartbeats: kv, perHeartbeatPerMinute: 3 });
+    try {
+      await eventually(async () => (await ping(`/heartbeat/${hb.id}`)).status === 200, 'the regional edge accepts the heartbeat');
+      const statuses = [];
+      for (let i = 0; i < 5; i++) statuses.push((await fetch(`${strict.url}/heartbeat/${hb.id}`)).status);
+      assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
+      const refused = await fetch(`${strict.url}/heartbeat/${hb.id}`);
+      assert.equal(refused.headers.get('retry-after'), '20', 'one ping every 20 s at 3 a minute');
+      assert.equal((await fetch(`${strict.url}/heartbeat/${randomUUID()}`)).status, 404, 'an unknown id is still 404');
+    } finally {
+      await strict.app.close();
+    }
+  });
+
   it('answers from KV alone: 404 for an id it does not hold', async () => {
     assert.deepEqual(await ping(`/heartbeat/${randomUUID()}`), { status: 404, text: 'Not found' });
     assert.equal((await ping('/heartbeat/nonsense')).status, 404);

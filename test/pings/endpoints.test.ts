@@ -13,7 +13,8 @@ describe('ping endpoints of the control plane', () => {
   let ada: TestAccount;
   let api: Call;
   before(async () => {
-    cp = await startTestControlPlane({ roles: ['api', 'deadline'] });
+    // A limit of 120 a minute: the log test below sends 105 pings to one heartbeat at once.
+    cp = await startTestControlPlane({ roles: ['api', 'deadline'], env: { PING_RATE_LIMIT: '120' } });
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
   });
@@ -112,6 +113,21 @@ describe('ping endpoints of the control plane', () => {
     const hb = await heartbeat();
     assert.equal((await call(`/heartbeat/${hb.id.toUpperCase()}`)).status, 200);
     assert.equal((await pingsOf(hb.id)).length, 1);
+  });
+
+  it('refuses a heartbeat pinged beyond its rate with 429 and Retry-After, stores none of those pings, and serves other heartbeats as before', async () => {
+    const [looping, other] = [await heartbeat(), await heartbeat()];
+    const statuses = [];
+    for (let i = 0; i < 130; i++) statuses.push((await call(`/heartbeat/${looping.id}`)).status);
+    assert.deepEqual(statuses.slice(0, 120), Array(120).fill(200), 'a burst up to a minute\'s worth');
+    // The bucket refills at 2 a second while the loop runs: a few more get through, no more.
+    assert.ok(statuses.slice(120).filter((s) => s === 429).length >= 5, `then 429: ${statuses.slice(120)}`);
+    const refused = await call(`/heartbeat/${looping.id}/fail`);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.text, 'Too many pings');
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After in seconds');
+    assert.equal((await pingsOf(looping.id)).length, statuses.filter((s) => s === 200).length, 'refused pings are not stored');
+    assert.equal((await call(`/heartbeat/${other.id}`)).status, 200);
   });
 
   it('answers 405 to other methods', async () => {

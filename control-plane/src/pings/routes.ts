@@ -42,5 +42,6 @@ export function pingEdgeRoutes(app: App, ctx: ApiContext): Promise<void> {
     partitions: ctx.config.PING_PARTITIONS,
     lookup: (ids) => existingHeartbeats(ctx.sql, ids),
     now: ctx.now,
+    perHeartbeatPerMinute: ctx.config.PING_RATE_LIMIT,
   });
 }

@@ -9,6 +9,7 @@ import type { Names } from '../subjects.ts';
 import { batchLookups, kvLookup, type HeartbeatLookup } from './lookup.ts';
 import { pingPartition } from './partition.ts';
 import { createAckPublisher } from '../ack-publisher.ts';
+import { createRateLimiter } from '../rate-limit.ts';
 import { bodyExcerpt, parsePingTarget, readBodyHead } from './request.ts';
 
 export { kvLookup, type HeartbeatLookup } from './lookup.ts';
@@ -31,6 +32,8 @@ interface EdgeBase {
   publishBudgetMs?: number;
   /** How long the id check may take before the edge answers 503 (default 3 s). */
   lookupTimeoutMs?: number;
+  /** PING_RATE_LIMIT: pings a minute per heartbeat at this edge, in bursts up to the same; 0 or absent: no limit. */
+  perHeartbeatPerMinute?: number;
 }
 
 /**
@@ -56,13 +59,16 @@ const unavailable = (reply: FastifyReply) => answer(reply.header('retry-after', 
 /**
  * Registers the ping URLs on `app`: `/heartbeat/<id>`, `/start`, `/fail` and `/<exit code>`,
  * for GET, POST and HEAD. 200 `OK` once JetStream has the ping, 404 for an id that is not a
- * heartbeat, 503 (Retry-After) when NATS cannot take it: a 200 is a promise the ping is stored,
- * so an edge never buffers one. Bodies of any type are read to the end and the first 10 KB kept.
+ * heartbeat, 429 (Retry-After) beyond the heartbeat's rate at this edge, 503 (Retry-After) when
+ * NATS cannot take it: a 200 is a promise the ping is stored, so an edge never buffers one.
+ * Bodies of any type are read to the end and the first 10 KB kept.
  */
 export async function registerPingEdge(app: AnyFastify, opts: PingEdgeOptions): Promise<void> {
   const publisher = createAckPublisher(opts.nc, { budgetMs: opts.publishBudgetMs ?? 8_000 });
   const isKnown = batchLookups(opts.lookup ?? kvLookup(opts.heartbeats!), { timeoutMs: opts.lookupTimeoutMs ?? 3_000 });
   const now = opts.now ?? (() => new Date());
+  // A job calling its ping URL in a loop is refused here, before its pings reach the stream.
+  const limiter = opts.perHeartbeatPerMinute ? createRateLimiter({ perMinute: opts.perHeartbeatPerMinute }) : undefined;
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const params = req.params as { id: string; suffix?: string };
@@ -76,6 +82,8 @@ export async function registerPingEdge(app: AnyFastify, opts: PingEdgeOptions): 
       return unavailable(reply);
     }
     if (!known) return answer(reply, 404, 'Not found');
+    const wait = limiter?.take(target.heartbeatId, Date.now()) ?? 0;
+    if (wait > 0) return answer(reply.header('retry-after', String(wait)), 429, 'Too many pings');
 
     const body = req.body as PingBody | undefined;
     const userAgent = req.headers['user-agent'];

@@ -1,6 +1,6 @@
 /**
  * Token buckets keyed by caller: `capacity` requests in a burst, refilled at `perMinute / 60` a
- * second. Kept in process memory: an abuse limit per control-plane process (a caller spread over
+ * second. Kept in process memory: an abuse limit per process (a caller spread over
  * N processes gets at most N times the rate), not an accounting of quotas.
  */
 export interface RateLimiter {
