@@ -6,7 +6,7 @@ import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { openSession, type TestSession } from '../harness/sessions.ts';
-import { contentTypes, expectSane, fill, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
+import { contentTypes, deepFormBody, deepJsonTexts, expectSane, fill, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -131,6 +131,8 @@ describe('fuzzing every dashboard route with a live session', () => {
               .filter((f) => Object.values(f).some((v) => v === '__proto__' || v === 'constructor' || v === 'x'))
               .map((f) => ({ body: new URLSearchParams(f).toString(), type: 'application/x-www-form-urlencoded' })),
             ...sharpJson.map((v) => ({ body: JSON.stringify(v), type: 'application/json' })),
+            ...deepJsonTexts.map((body) => ({ body, type: 'application/json' })),
+            { body: deepFormBody, type: 'application/x-www-form-urlencoded' },
           ].map((b) => [realIdFor(r.url), b, true] as [string, { body: string; type: string }, boolean]),
         },
       );

@@ -6,7 +6,7 @@ import type { App } from '../../control-plane/src/app.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { contentTypes, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson, sharpValues } from './fuzz-kit.ts';
+import { contentTypes, deepJsonTexts, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson, sharpValues } from './fuzz-kit.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -143,7 +143,10 @@ describe('fuzzing /mcp', () => {
             ...sharpValues.map((method) => ({ jsonrpc: '2.0', id: 1, method })),
             ...sharpValues.map((name) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } })),
             ...tools.flatMap((name) => [...sharpFields(argNames), ...sharpJson].map((args) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }))),
-          ].map((v) => [{ payload: JSON.stringify(v), type: 'application/json' }] as [{ payload: string; type: string }]),
+          ]
+            .map((v) => JSON.stringify(v))
+            .concat(deepJsonTexts)
+            .map((payload) => [{ payload, type: 'application/json' }] as [{ payload: string; type: string }]),
         },
       );
     }

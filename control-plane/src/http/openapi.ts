@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { MAX_JSON_DEPTH } from '../../../shared/src/json-depth.ts';
 import { version } from '../../../shared/src/version.ts';
 import type { App } from './context.ts';
 
@@ -20,7 +21,8 @@ successfully", "data": ...}\` (Monitor/Heartbeat/Project, created/updated); a li
 and \`per_page\` (1..100, default 25).
 
 **Errors**: validation failures are 422 \`{"message": "...", "errors": {"field.path": ["..."]}}\`;
-malformed JSON is 400 \`{"message"}\`. Timestamps are UTC with six fractional digits and a \`Z\`.
+malformed JSON, or JSON nesting arrays and objects more than ${MAX_JSON_DEPTH} levels deep, is 400
+\`{"message"}\` (the message names the limit). Timestamps are UTC with six fractional digits and a \`Z\`.
 `.trim();
 
 /** The OpenAPI 3.1 document, generated from the zod schemas that validate requests. */
