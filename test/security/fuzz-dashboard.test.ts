@@ -127,12 +127,13 @@ describe('fuzzing every dashboard route with a live session', () => {
         {
           numRuns: RUNS,
           examples: [
+            // Deep bodies first: fast-check runs at most numRuns examples.
+            ...deepJsonTexts.map((body) => ({ body, type: 'application/json' })),
+            { body: deepFormBody, type: 'application/x-www-form-urlencoded' },
             ...sharpFields(formFields)
               .filter((f) => Object.values(f).some((v) => v === '__proto__' || v === 'constructor' || v === 'x'))
               .map((f) => ({ body: new URLSearchParams(f).toString(), type: 'application/x-www-form-urlencoded' })),
             ...sharpJson.map((v) => ({ body: JSON.stringify(v), type: 'application/json' })),
-            ...deepJsonTexts.map((body) => ({ body, type: 'application/json' })),
-            { body: deepFormBody, type: 'application/x-www-form-urlencoded' },
           ].map((b) => [realIdFor(r.url), b, true] as [string, { body: string; type: string }, boolean]),
         },
       );

@@ -44,9 +44,11 @@ export const sharpJson: unknown[] = [
 
 /**
  * JSON nested far past the depth limit (arrays, objects, and an MCP call whose arguments nest),
- * and a form whose field name nests with brackets: tried on every route that takes a body.
+ * and a form whose field name nests with brackets: tried on every route that takes a body. Deep
+ * enough to overflow a recursive walk even once the runtime has optimised it (smaller frames),
+ * within the body limits.
  */
-const deep = 20_000;
+const deep = 100_000;
 export const deepJsonTexts: string[] = [
   '['.repeat(deep) + ']'.repeat(deep),
   '{"a":'.repeat(deep) + '1' + '}'.repeat(deep),

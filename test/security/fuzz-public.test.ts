@@ -78,10 +78,11 @@ describe('fuzzing every public route', () => {
         {
           numRuns: RUNS,
           examples: [
-            ...sharpFields(formFields).map((f) => ({ body: new URLSearchParams(f).toString(), type: 'application/x-www-form-urlencoded' })),
-            ...sharpJson.map((v) => ({ body: JSON.stringify(v), type: 'application/json' })),
+            // Deep bodies first: fast-check runs at most numRuns examples.
             ...deepJsonTexts.map((body) => ({ body, type: 'application/json' })),
             { body: deepFormBody, type: 'application/x-www-form-urlencoded' },
+            ...sharpFields(formFields).map((f) => ({ body: new URLSearchParams(f).toString(), type: 'application/x-www-form-urlencoded' })),
+            ...sharpJson.map((v) => ({ body: JSON.stringify(v), type: 'application/json' })),
           ].map((b) => [idsFor(r.url)[0] ?? 'x', '', b] as [string, string, { body: string; type: string }]),
         },
       );
