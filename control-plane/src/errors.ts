@@ -1,3 +1,5 @@
+import { tooDeepMessage } from '../../shared/src/json-depth.ts';
+
 /** Every error the API answers with on purpose: a stable code, its HTTP status and text. */
 export const errorCatalog = {
   UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
@@ -6,6 +8,7 @@ export const errorCatalog = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
   CONFLICT: { status: 409, message: 'Conflict' },
   MALFORMED_BODY: { status: 400, message: 'Malformed JSON body' },
+  BODY_TOO_DEEP: { status: 400, message: tooDeepMessage('The JSON body') },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type' },
   VALIDATION: { status: 422, message: 'The given data was invalid.' },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { jetstream } from '@nats-io/jetstream';
 import { after, before, describe, it } from 'node:test';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
@@ -89,5 +90,17 @@ describe('who hears about monitor and heartbeat events', () => {
     await publishEvent(cp, e);
     await eventsRead(cp);
     assert.equal((await deliveriesOf(e.id)).length, 2);
+  });
+
+  it('terminates an event whose data nests too deeply to store or send, and goes on', async () => {
+    const deep = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'deep' }, data: {} });
+    // Written by hand: 20,000 levels are more than JSON.stringify (or the database driver) can take.
+    const text = JSON.stringify(deep).replace('"data":{}', `"data":{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}`);
+    await jetstream(cp.nats.nc).publish(cp.nats.names.subjects.event(ada.project_id, 'monitor.down'), text, { msgID: deep.id });
+    const e = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'after deep' }, data: {} });
+    await publishEvent(cp, e);
+    await eventsRead(cp);
+    assert.equal((await deliveriesOf(e.id)).length, 2);
+    assert.equal((await deliveriesOf(deep.id)).length, 0);
   });
 });

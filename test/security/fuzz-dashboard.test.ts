@@ -6,7 +6,7 @@ import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { openSession, type TestSession } from '../harness/sessions.ts';
-import { contentTypes, expectSane, fill, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
+import { contentTypes, deepFormBody, deepJsonTexts, expectSane, fill, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -127,6 +127,9 @@ describe('fuzzing every dashboard route with a live session', () => {
         {
           numRuns: RUNS,
           examples: [
+            // Deep bodies first: fast-check runs at most numRuns examples.
+            ...deepJsonTexts.map((body) => ({ body, type: 'application/json' })),
+            { body: deepFormBody, type: 'application/x-www-form-urlencoded' },
             ...sharpFields(formFields)
               .filter((f) => Object.values(f).some((v) => v === '__proto__' || v === 'constructor' || v === 'x'))
               .map((f) => ({ body: new URLSearchParams(f).toString(), type: 'application/x-www-form-urlencoded' })),

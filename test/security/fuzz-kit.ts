@@ -42,6 +42,20 @@ export const sharpJson: unknown[] = [
   JSON.parse('{"__proto__": {"name": "x"}, "name": "__proto__", "config": {"__proto__": {"url": "http://x.example"}}}'),
 ];
 
+/**
+ * JSON nested far past the depth limit (arrays, objects, and an MCP call whose arguments nest),
+ * and a form whose field name nests with brackets: tried on every route that takes a body. Deep
+ * enough to overflow a recursive walk even once the runtime has optimised it (smaller frames),
+ * within the body limits.
+ */
+const deep = 100_000;
+export const deepJsonTexts: string[] = [
+  '['.repeat(deep) + ']'.repeat(deep),
+  '{"a":'.repeat(deep) + '1' + '}'.repeat(deep),
+  `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_monitors","arguments":{"x":${'['.repeat(deep)}${']'.repeat(deep)}}}}`,
+];
+export const deepFormBody = `message=x&a${'[b]'.repeat(deep)}=x`;
+
 /** A header value Node lets through (visible ASCII and spaces). */
 export const headerValue = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) });
 

@@ -6,7 +6,7 @@ import type { App } from '../../control-plane/src/app.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { contentTypes, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson, sharpValues } from './fuzz-kit.ts';
+import { contentTypes, deepJsonTexts, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson, sharpValues } from './fuzz-kit.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -138,12 +138,16 @@ describe('fuzzing /mcp', () => {
         ),
         {
           numRuns: RUNS,
-          // Every sharp name as a method, as a tool's name and as an argument of every tool.
+          // Deep bodies first (fast-check runs at most numRuns examples), then every sharp name as
+          // a method, as a tool's name and as an argument of every tool.
           examples: [
-            ...sharpValues.map((method) => ({ jsonrpc: '2.0', id: 1, method })),
-            ...sharpValues.map((name) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } })),
-            ...tools.flatMap((name) => [...sharpFields(argNames), ...sharpJson].map((args) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }))),
-          ].map((v) => [{ payload: JSON.stringify(v), type: 'application/json' }] as [{ payload: string; type: string }]),
+            ...deepJsonTexts,
+            ...[
+              ...sharpValues.map((method) => ({ jsonrpc: '2.0', id: 1, method })),
+              ...sharpValues.map((name) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } })),
+              ...tools.flatMap((name) => [...sharpFields(argNames), ...sharpJson].map((args) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }))),
+            ].map((v) => JSON.stringify(v)),
+          ].map((payload) => [{ payload, type: 'application/json' }] as [{ payload: string; type: string }]),
         },
       );
     }

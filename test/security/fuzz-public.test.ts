@@ -6,7 +6,7 @@ import type { App } from '../../control-plane/src/app.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { contentTypes, expectSane, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
+import { contentTypes, deepFormBody, deepJsonTexts, expectSane, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
 import { publicRoutes, routesOf } from './routes.ts';
 
 /**
@@ -78,6 +78,9 @@ describe('fuzzing every public route', () => {
         {
           numRuns: RUNS,
           examples: [
+            // Deep bodies first: fast-check runs at most numRuns examples.
+            ...deepJsonTexts.map((body) => ({ body, type: 'application/json' })),
+            { body: deepFormBody, type: 'application/x-www-form-urlencoded' },
             ...sharpFields(formFields).map((f) => ({ body: new URLSearchParams(f).toString(), type: 'application/x-www-form-urlencoded' })),
             ...sharpJson.map((v) => ({ body: JSON.stringify(v), type: 'application/json' })),
           ].map((b) => [idsFor(r.url)[0] ?? 'x', '', b] as [string, string, { body: string; type: string }]),

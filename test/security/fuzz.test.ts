@@ -4,7 +4,7 @@ import type { InjectOptions } from 'fastify';
 import type { App } from '../../control-plane/src/app.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { expectSane, headerValue, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
+import { deepJsonTexts, expectSane, headerValue, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
 
 /**
  * Every REST route (from the route table) gets at least 1,000 generated bad bodies, 1,000 bad
@@ -37,7 +37,7 @@ describe('fuzzing every REST route', () => {
         fc.asyncProperty(idArb, fc.oneof(junkJson.map((v) => JSON.stringify(v) ?? 'null'), fc.string()), async (id, payload) => {
           await expectJson(app, { method: r.method as 'POST', url: r.url.replace(':id', id), payload, headers: { authorization: ada.auth, 'content-type': 'application/json' } }, `${r.method} ${r.url} body ${payload.slice(0, 80)}`);
         }),
-        { numRuns: RUNS, examples: sharpJson.map((v) => [ada.project_id, JSON.stringify(v)]) },
+        { numRuns: RUNS, examples: [...deepJsonTexts, ...sharpJson.map((v) => JSON.stringify(v))].map((t) => [ada.project_id, t] as [string, string]) },
       );
     }
   });

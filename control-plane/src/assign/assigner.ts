@@ -1,6 +1,7 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import { AgentPresence } from '../../../shared/src/contracts/agent.ts';
 import type { Assignment } from '../../../shared/src/contracts/monitoring.ts';
+import { seal } from '../../../shared/src/crypto.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../shared/src/nats.ts';
 import { agentPresenceTtlMs, openBucket } from '../../../shared/src/provision.ts';
@@ -14,6 +15,8 @@ export interface AssignerOptions {
   names: Names;
   log: Logger;
   replicas: number;
+  /** Seals credentials a stored URL still holds, for the agents (the check-credentials key). */
+  checkKey: Buffer;
   now?: () => number;
   /** How often the live region set is re-read from presence. */
   regionCheckMs?: number;
@@ -34,6 +37,7 @@ export interface Assigner {
  */
 export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
   const log = opts.log.child({ component: 'assigner' });
+  const sealPassword = (password: string) => seal(password, opts.checkKey);
   const now = opts.now ?? Date.now;
   const kv: KV = await openBucket(opts.nc, opts.names, 'assignments', { replicas: opts.replicas });
   const agentsKv: KV = await openBucket(opts.nc, opts.names, 'agents', { replicas: opts.replicas });
@@ -98,7 +102,7 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
     serial(async () => {
       regions = liveRegions();
       const desired = new Map<string, Assignment>();
-      for (const m of await loadMonitors(opts.sql)) for (const [k, v] of desiredEntries(m, regions, opts.names)) desired.set(k, v);
+      for (const m of await loadMonitors(opts.sql)) for (const [k, v] of desiredEntries(m, regions, opts.names, sealPassword)) desired.set(k, v);
       const { puts, deletes } = await apply(desired, () => true);
       log.info({ regions: [...regions], assignments: desired.size, puts, deletes }, 'assignments reconciled');
     });
@@ -106,7 +110,7 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
   const sync = (monitorId: string) =>
     serial(async () => {
       const [m] = await loadMonitors(opts.sql, monitorId);
-      const desired = m ? desiredEntries(m, regions, opts.names) : new Map<string, Assignment>();
+      const desired = m ? desiredEntries(m, regions, opts.names, sealPassword) : new Map<string, Assignment>();
       const { puts, deletes } = await apply(desired, (key) => key.endsWith(`.${monitorId}`));
       log.debug({ monitorId, puts, deletes }, 'monitor assignment synced');
     });

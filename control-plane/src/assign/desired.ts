@@ -2,14 +2,25 @@ import type { Assignment } from '../../../shared/src/contracts/monitoring.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
 import type { Db } from '../db/sql.ts';
 import type { MonitorRecord } from '../monitors/repo.ts';
+import { moveIntoBasicAuth } from '../monitors/url-credentials.ts';
 
 /** What the assigner reads of a monitor. */
 export type AssignableMonitor = Omit<MonitorRecord, 'name' | 'status' | 'last_checked_at' | 'created_at'>;
 
-/** The KV entries a monitor should have: one per region it is checked from; none when paused. */
-export function desiredEntries(m: AssignableMonitor, liveRegions: ReadonlySet<string>, names: Names): Map<string, Assignment> {
+/**
+ * The KV entries a monitor should have: one per region it is checked from; none when paused.
+ * Credentials still written into a stored URL travel sealed, like the basic-auth password,
+ * never in the URL (`sealPassword` seals with the check-credentials key).
+ */
+export function desiredEntries(
+  stored: AssignableMonitor,
+  liveRegions: ReadonlySet<string>,
+  names: Names,
+  sealPassword: (password: string) => string,
+): Map<string, Assignment> {
   const out = new Map<string, Assignment>();
-  if (!m.active) return out;
+  if (!stored.active) return out;
+  const m = moveIntoBasicAuth(stored, sealPassword);
   for (const region of m.regions ?? [...liveRegions]) {
     out.set(names.keys.assignment(region, m.id), {
       monitor_id: m.id,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { utcDateTime } from '../http/date-time.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
 import { validateCron, validateTimezone } from './schedule.ts';
 
@@ -32,17 +33,8 @@ const cronSchedule = z
   })
   .describe('A 5-field cron expression (minute hour day-of-month month day-of-week), evaluated in `timezone`.');
 // Postgres and the timestamp format both stop at year 9999; before 1970 nothing is scheduled.
-const EARLIEST_PING = Date.UTC(1970, 0, 1);
-const LATEST_PING = Date.UTC(9999, 11, 31, 23, 59, 59);
-const nextPingAt = z.iso
-  .datetime({ offset: true })
-  .superRefine((value, ctx) => {
-    const at = Date.parse(value);
-    if (at < EARLIEST_PING || at > LATEST_PING) {
-      ctx.addIssue({ code: 'custom', message: 'The next_ping_at field must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z.' });
-    }
-  })
-  .describe('ISO 8601 with Z or an offset, such as `2026-01-01T00:00:00Z`.');
+const nextPingAt = utcDateTime('next_ping_at', { earliest: new Date(Date.UTC(1970, 0, 1)), latest: new Date(Date.UTC(9999, 11, 31, 23, 59, 59)) })
+  .describe('ISO 8601 with Z or an offset (up to ±23:59), such as `2026-01-01T00:00:00Z`; stored and answered in UTC.');
 const period = z
   .number()
   .int()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_JSON_DEPTH } from '../../../shared/src/json-depth.ts';
 
 export const MessageBody = z.object({ message: z.string() }).meta({ id: 'Message' });
 
@@ -25,6 +26,6 @@ export const authErrors = {
 
 export const notFoundError = { 404: MessageBody.describe('`{"message":"Not found"}`') } as const;
 export const validationErrors = {
-  400: MessageBody.describe('Malformed JSON body.'),
+  400: MessageBody.describe(`Malformed JSON body, or one nesting arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`),
   422: ValidationErrorBody,
 } as const;

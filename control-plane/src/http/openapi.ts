@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { MAX_JSON_DEPTH } from '../../../shared/src/json-depth.ts';
 import { license, version } from '../../../shared/src/version.ts';
 import type { App } from './context.ts';
 import { finishDocument, nulRule, type OpenApiDocument } from './openapi-document.ts';
@@ -22,7 +23,8 @@ successfully", "data": ...}\` (Monitor/Heartbeat/Project, created/updated); a li
 and \`per_page\` (1..100, default 25).
 
 **Errors**: validation failures are 422 \`{"message": "...", "errors": {"field.path": ["..."]}}\`;
-malformed JSON is 400 \`{"message"}\`. Timestamps are UTC with six fractional digits and a \`Z\`.
+malformed JSON, or JSON nesting arrays and objects more than ${MAX_JSON_DEPTH} levels deep, is 400
+\`{"message"}\` (the message names the limit). Timestamps are UTC with six fractional digits and a \`Z\`.
 
 **Strings**: ${nulRule} This holds for every operation, query parameters it does not declare
 included.

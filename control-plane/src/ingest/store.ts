@@ -2,6 +2,7 @@ import type { CheckResult } from '../../../shared/src/contracts/monitoring.ts';
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Db, Sql } from '../db/sql.ts';
 import { recordEvent } from '../events/outbox.ts';
+import { withoutUrlCredentials } from '../monitors/url-credentials.ts';
 import { evaluateMonitor, staleAfter, type Evaluation, type MonitorHealth, type RegionVote } from '../monitors/status.ts';
 import { columnsOf } from './columns.ts';
 
@@ -140,7 +141,9 @@ async function applyEvaluations(tx: Db, outcomes: readonly Outcome[], now: Date)
   );
   const events: DomainEvent[] = [];
   for (const { monitor, evaluation: e, votes } of transitions) {
-    const m = details.get(monitor.id)!;
+    const stored = details.get(monitor.id)!;
+    // Events reach integrations and outside consumers: never a password a stored URL still holds.
+    const m = { ...stored, url: withoutUrlCredentials(stored.url) };
     const latest = votes.filter((v) => e.voting.includes(v.region)).reduce((t, v) => Math.max(t, v.scheduledAt.getTime()), 0);
     const at = new Date(latest || now.getTime()).toISOString();
     const subject = { type: 'monitor' as const, id: m.id, name: m.name };

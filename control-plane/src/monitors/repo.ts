@@ -2,6 +2,7 @@ import type { Sql } from '../db/sql.ts';
 import { offsetOf, type PageQuery } from '../http/pagination.ts';
 import { formatTimestamp, relativeTime } from '../http/time.ts';
 import { monitorStatuses, type Monitor } from './schemas.ts';
+import { withoutUrlCredentials } from './url-credentials.ts';
 
 export interface MonitorRecord {
   id: string;
@@ -69,7 +70,9 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
   return {
     id: r.id,
     name: r.name,
-    url: r.url,
+    // Stored without credentials since they are split off on write; a row older than that
+    // still never shows them.
+    url: withoutUrlCredentials(r.url),
     project_id: r.project_id,
     valid_http_codes: r.valid_http_codes,
     status: r.active ? r.status : monitorStatuses.paused,

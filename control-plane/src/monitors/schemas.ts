@@ -5,7 +5,12 @@ import { ProjectSummary } from '../projects/schemas.ts';
 /** Every code 200-299: what `valid_http_codes` means when it is left out. */
 export const defaultValidHttpCodes = Array.from({ length: 100 }, (_, i) => 200 + i);
 
-const httpUrl = z.url({ protocol: /^https?$/, hostname: /.+/ }).max(2048).describe('An http or https URL.');
+const httpUrl = z
+  .url({ protocol: /^https?$/, hostname: /.+/ })
+  .max(2048)
+  .describe(
+    'An http or https URL. Credentials written into it (`https://user:pass@host/`) become `basic_auth_username` and the write-only `basic_auth_password`: the URL is stored and returned without them, and sending them together with either basic-auth field (not null) is a 422 on `url`.',
+  );
 const region = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'A region is lower-case letters, digits and -, up to 32.');
 
 /** Fields a create and an update share, with the spec's bounds. */
@@ -62,7 +67,7 @@ export const Monitor = z
   .object({
     id: z.uuid(),
     name: z.string(),
-    url: z.string(),
+    url: z.string().describe('Never holds credentials: those sent in it are kept as basic auth.'),
     project_id: z.uuid(),
     valid_http_codes: z.array(z.number().int()),
     status: z.number().int().describe('0 pending (no result yet), 1 up, 2 down, 3 paused (active is false).'),

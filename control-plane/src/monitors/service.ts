@@ -4,6 +4,7 @@ import { AppError, notFound } from '../errors.ts';
 import type { ApiContext } from '../http/context.ts';
 import type { PageQuery } from '../http/pagination.ts';
 import * as repo from './repo.ts';
+import { credentialsFromUrl } from './url-credentials.ts';
 import { defaultValidHttpCodes, type Monitor, type MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';
 
 async function checkIntegrations(ctx: ApiContext, projectId: string, ids: readonly string[] | undefined): Promise<void> {
@@ -28,8 +29,9 @@ export async function getMonitor(ctx: ApiContext, p: Principal, id: string): Pro
   return monitor;
 }
 
-export async function createMonitor(ctx: ApiContext, p: Principal, body: MonitorCreateBody): Promise<Monitor> {
-  requireProject(p, body.project_id);
+export async function createMonitor(ctx: ApiContext, p: Principal, input: MonitorCreateBody): Promise<Monitor> {
+  requireProject(p, input.project_id);
+  const body = credentialsFromUrl(input);
   await checkIntegrations(ctx, body.project_id, body.integration_ids);
   const id = await repo.insertMonitor(
     ctx.sql,
@@ -53,9 +55,10 @@ export async function createMonitor(ctx: ApiContext, p: Principal, body: Monitor
 }
 
 /** PUT: fields present are replaced, absent ones kept; a null password clears it. */
-export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, body: MonitorUpdateBody): Promise<Monitor> {
+export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, input: MonitorUpdateBody): Promise<Monitor> {
   const current = await repo.findRecord(ctx.sql, id, [...p.projectIds]);
   if (!current) throw notFound();
+  const body = credentialsFromUrl(input);
   await checkIntegrations(ctx, current.project_id, body.integration_ids);
   const interval = body.interval ?? current.interval_seconds;
   if (body.timeout !== undefined && body.timeout > interval) {

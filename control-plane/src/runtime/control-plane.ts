@@ -8,6 +8,7 @@ import type { Sql } from '../db/sql.ts';
 import type { Role } from '../roles.ts';
 import { deriveKeys, masterKey } from './keys.ts';
 import { startAssigner } from '../assign/assigner.ts';
+import { moveStoredUrlCredentials } from '../monitors/stored-credentials.ts';
 import type { Clock } from '../deadline/clock.ts';
 import { startDeadline } from '../deadline/role.ts';
 import { createOutboxPublisher } from '../events/outbox.ts';
@@ -69,7 +70,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
     if (outbox) stops.push(async () => outbox.stop());
 
     if (opts.roles.includes('assign')) {
-      const assigner = await startAssigner({ sql: opts.sql, nc: opts.nc, names, log, replicas: config.NATS_REPLICAS });
+      // The database keeps passwords sealed only, those of monitors stored before they were
+      // split off their URL included.
+      await moveStoredUrlCredentials(opts.sql, keys.checkCredentials, log);
+      const assigner = await startAssigner({ sql: opts.sql, nc: opts.nc, names, log, replicas: config.NATS_REPLICAS, checkKey: keys.checkCredentials });
       stops.push(assigner.stop);
     }
     if (opts.roles.includes('ingest')) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_JSON_DEPTH, tooDeepMessage, valueTooDeep } from '../json-depth.ts';
 
 export const eventKinds = [
   'monitor.down',
@@ -31,7 +32,11 @@ export const DomainEvent = z.object({
     id: z.uuid(),
     name: z.string(),
   }),
-  /** Kind-specific details: for monitors url, regions, cause, incident_id, duration_seconds. */
-  data: z.record(z.string(), z.unknown()),
+  /**
+   * Kind-specific details: for monitors url, regions, cause, incident_id, duration_seconds.
+   * Capped in depth: the consumer stores it and hands it to integrations, and a deeper one would
+   * fail there on every redelivery instead of being terminated here.
+   */
+  data: z.record(z.string(), z.unknown()).refine((d) => !valueTooDeep(d, MAX_JSON_DEPTH - 1), tooDeepMessage('data')),
 });
 export type DomainEvent = z.infer<typeof DomainEvent>;

@@ -5,6 +5,7 @@ import { zodIssuesToErrors } from '../../http/error-handler.ts';
 import { validationMessage } from '../../http/validation.ts';
 import { MonitorCreateBody, MonitorUpdateBody, defaultValidHttpCodes, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
+import { splitUrlCredentials } from '../../monitors/url-credentials.ts';
 import type { Integration } from '../../integrations/schemas.ts';
 import { chosenIntegrations, integrationChoices, projectIntegrations } from '../integration-choices.ts';
 import { checkbox, csrfInput, field, formErrorSummary, selectField } from '../components.ts';
@@ -82,16 +83,18 @@ function valuesOf(m: Monitor | undefined): Values {
   };
 }
 
+/** What a form shown again after an error holds: like a password field, a password in the URL is not echoed. */
 function formValues(form: Form, hasPassword: boolean): Values {
+  const credentials = splitUrlCredentials(text(form, 'url'));
   return {
     name: text(form, 'name'),
-    url: text(form, 'url'),
+    url: credentials?.url ?? text(form, 'url'),
     method: text(form, '_method'),
     codes: text(form, 'valid_http_codes'),
     interval: text(form, 'interval'),
     timeout: text(form, 'timeout'),
     regions: text(form, 'regions'),
-    username: text(form, 'basic_auth_username'),
+    username: text(form, 'basic_auth_username') || (credentials?.username ?? ''),
     followRedirects: text(form, 'follow_redirects') === 'on',
     hasPassword,
     integrationIds: chosenIntegrations(form),
