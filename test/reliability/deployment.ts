@@ -36,6 +36,8 @@ export interface Deployment {
   /** The test's own Postgres pool, for reading what the product stored. */
   db: postgres.Sql;
   controlPlanes: ControlPlaneProcess[];
+  /** Processes running the deadline role alone (with `deadlineProcesses`); `url` serves their health and metrics. */
+  deadlines: ControlPlaneProcess[];
   agents: AgentProcess[];
   /** Every long-running process of the product, for crash checks. */
   processes(): ManagedProcess[];
@@ -57,6 +59,11 @@ export interface DeploymentOptions {
   controlPlanes?: number;
   agents?: number;
   region?: string;
+  /**
+   * Run the deadline role in this many processes of its own (`control-plane --roles deadline`),
+   * the control planes running every other role; unset, every control plane runs every role.
+   */
+  deadlineProcesses?: number;
 }
 
 const logLevel = process.env.RELIABILITY_LOG_LEVEL ?? 'info';
@@ -84,6 +91,7 @@ export async function startDeployment(opts: DeploymentOptions): Promise<Deployme
   let sink: Target | undefined;
   let nc: NatsConnection | undefined;
   const controlPlanes: ControlPlaneProcess[] = [];
+  const deadlines: ControlPlaneProcess[] = [];
   const agents: AgentProcess[] = [];
   const step = async (what: string, fn: () => Promise<unknown>) => {
     await fn().catch((err: unknown) => console.error(`reliability cleanup (${what}) failed:`, err));
@@ -91,7 +99,7 @@ export async function startDeployment(opts: DeploymentOptions): Promise<Deployme
   // Processes first (gracefully), then what they used; every step runs even when one fails.
   const stop = async () => {
     await step('agents', () => Promise.all(agents.map((a) => a.proc.stop())));
-    await step('control planes', () => Promise.all(controlPlanes.map((c) => c.proc.stop())));
+    await step('control planes', () => Promise.all([...controlPlanes, ...deadlines].map((c) => c.proc.stop())));
     if (nc) {
       const conn = nc;
       await step('namespace', () => deleteNamespace(conn, namespace));
@@ -104,11 +112,12 @@ export async function startDeployment(opts: DeploymentOptions): Promise<Deployme
     db = postgres(opts.databaseUrl, { max: 4, onnotice: () => {}, connect_timeout: 5, idle_timeout: 30 });
     sink = await startWebhookSink();
 
+    const separate = opts.deadlineProcesses !== undefined;
     for (let i = 0; i < (opts.controlPlanes ?? 2); i++) {
       const port = await freePort();
       const proc = managedProcess({
         name: `control-plane-${i + 1}`,
-        args: ['control-plane'],
+        args: separate ? ['control-plane', '--roles', 'api,ingest,notify,assign'] : ['control-plane'],
         env: { ...common, PORT: String(port) },
         ready: /uptime is running/,
       });
@@ -117,6 +126,17 @@ export async function startDeployment(opts: DeploymentOptions): Promise<Deployme
     // The first one migrates the empty database; the others find it done.
     await controlPlanes[0]!.proc.start();
     await Promise.all(controlPlanes.slice(1).map((c) => c.proc.start()));
+    for (let i = 0; i < (opts.deadlineProcesses ?? 0); i++) {
+      const port = await freePort();
+      const proc = managedProcess({
+        name: `deadline-${i + 1}`,
+        args: ['control-plane', '--roles', 'deadline'],
+        env: { ...common, METRICS_PORT: String(port) },
+        ready: /"deadline role started"/,
+      });
+      deadlines.push({ proc, url: `http://127.0.0.1:${port}` });
+      await proc.start();
+    }
 
     const cliEnv = { DATABASE_URL: opts.databaseUrl, SECRET_KEY: secretKey, LOG_LEVEL: 'warn' };
     const email = `reliability-${randomBytes(3).toString('hex')}@example.test`;
@@ -148,8 +168,9 @@ export async function startDeployment(opts: DeploymentOptions): Promise<Deployme
       nc,
       db,
       controlPlanes,
+      deadlines,
       agents,
-      processes: () => [...controlPlanes.map((c) => c.proc), ...agents.map((a) => a.proc)],
+      processes: () => [...controlPlanes.map((c) => c.proc), ...deadlines.map((d) => d.proc), ...agents.map((a) => a.proc)],
       api: apiClient(controlPlanes[0]!.url, token.lastLine.trim()),
       token: token.lastLine.trim(),
       projectId,

@@ -68,6 +68,8 @@ export interface Observer {
   heartbeatMismatches(): Promise<string[]>;
   /** Record that an agent was killed at `at`, so checks it had in flight are not counted as lost. */
   agentKilled(agentId: string, at: number): void;
+  /** An alert owed for a reason the ledger does not show (a heartbeat a test stopped pinging). */
+  owe(subject: string, kind: string): void;
   stop(): void;
 }
 
@@ -173,6 +175,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
 
   // Check results of the workload's monitors, and the requests each target answered.
   const kills: { agentId: string; at: number }[] = [];
+  const owedElsewhere: { subject: string; kind: string }[] = [];
   const monitorIds = workload.monitors.map((m) => m.id);
   type Result = { s: number; c: number; agent: string };
   const readResults = async (): Promise<Map<string, Result[]>> => {
@@ -334,6 +337,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         for (let i = 0; i < f.downs; i++) bump(id, 'monitor.down');
         for (let i = 0; i < f.ups; i++) bump(id, 'monitor.up');
       }
+      for (const o of owedElsewhere) bump(o.subject, o.kind);
       const seen = new Map<string, number>();
       for (const e of events.values()) {
         if (!alertKinds.has(e.kind) && e.kind !== 'heartbeat.late') continue;
@@ -406,6 +410,10 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
 
     agentKilled(agentId, at) {
       kills.push({ agentId, at });
+    },
+
+    owe(subject, kind) {
+      owedElsewhere.push({ subject, kind });
     },
 
     stop() {

@@ -18,6 +18,10 @@ export interface ManagedProcess {
   kill(): Promise<void>;
   /** SIGTERM (a graceful stop), SIGKILL after 15 s. */
   stop(): Promise<void>;
+  /** SIGSTOP: frozen with its sockets, timers and leases as they were. */
+  pause(): void;
+  /** SIGCONT. */
+  resume(): void;
   /** The last lines it printed. */
   tail(): string;
   /** Log lines at level error or above (pino level >= 50), the newest last, at most 200. */
@@ -123,6 +127,12 @@ export function managedProcess(opts: {
       const killer = setTimeout(() => child?.kill('SIGKILL'), 15_000);
       await exited;
       clearTimeout(killer);
+    },
+    pause() {
+      if (running()) child!.kill('SIGSTOP');
+    },
+    resume() {
+      if (running()) child!.kill('SIGCONT');
     },
     tail: () => tail,
     errors: () => [...errors],

@@ -36,6 +36,16 @@ const described: { prefix: string; what: string; from: string }[] = [
     from: 'the kill',
   },
   {
+    prefix: 'deadline role: kill',
+    what: 'The deadline role runs in a process of its own. SIGKILL to it, and it is started again only after the outage (150 s): no process holds its partitions meanwhile, while heartbeats with a one-minute period and grace (a miss 120 s after a ping) are pinged every second. Each cycle one more of them stops pinging 11 s before the kill and misses for real during the outage. Once back, the role replays the backlog: the steady heartbeats owe no alert (any is counted duplicated, as spurious), the silent one owes one heartbeat.down (dated 120 s after its last ping, raised after the role was back) and the heartbeat.up of its next ping.',
+    from: 'the restart',
+  },
+  {
+    prefix: 'deadline role: SIGSTOP',
+    what: 'The same, with the deadline process frozen (SIGSTOP) for the outage instead of killed: its leases lapse with no other holder, and when it wakes (SIGCONT) it must drop the partitions it no longer holds before taking them again and replaying.',
+    from: 'SIGCONT',
+  },
+  {
     prefix: 'Postgres',
     what: 'The suite\'s own Postgres (the embedded one the product ships, on a port of its own) is stopped (fast shutdown: every connection is cut) for 30 s and started again. Meanwhile the API is asked every second and must answer 503 with a JSON message within 3 s; the regional ping edges keep accepting pings.',
     from: 'Postgres being back',
@@ -87,7 +97,7 @@ export function render(files: Loaded[], now = new Date()): string {
     '',
     '## How it is measured',
     '',
-    'The product runs as it is deployed: two control-plane processes (every role) and two probe agents of one region, each started through the CLI (`uptime control-plane`, `uptime probe-agent --region`), on real Postgres and real nats-server processes, all on loopback. The account and its token are made with `uptime user create` and `uptime token create`. Third parties are local servers: the monitored sites, and a webhook receiver standing for the alert integration.',
+    'The product runs as it is deployed: two control-plane processes (every role) and two probe agents of one region, each started through the CLI (`uptime control-plane`, `uptime probe-agent --region`), on real Postgres and real nats-server processes, all on loopback. The account and its token are made with `uptime user create` and `uptime token create`. Third parties are local servers: the monitored sites, and a webhook receiver standing for the alert integration. For the deadline-role faults the deadline role runs in a process of its own (`uptime control-plane --roles deadline`) and the two control planes run the other roles.',
     '',
     'While faults are injected, clients send steady traffic and keep a ledger of every request the service acknowledged:',
     '',
@@ -110,6 +120,11 @@ export function render(files: Loaded[], now = new Date()): string {
       const d = about(f);
       return `| ${cell(f)} | ${cell(d?.what ?? 'See the notes of its row.')} | ${d?.from ?? 'the fault'} |`;
     }),
+    '',
+    '## What faults found, and what guards it now',
+    '',
+    '- **A false alert storm after the deadline role was away.** Tried from outside: with the roles in separate processes, a heartbeat pinged every second, the deadline process killed and started again 130 to 150 s later sent 22 to 48 `heartbeat.down` and as many `heartbeat.up` for a heartbeat that never missed. Each replayed ping armed a deadline already past by the clock, which fired before the next replayed ping was applied. Now a partition whose pings have not all reached the process judges its deadlines by the stream timestamp of the newest ping delivered, never by the clock (`control-plane/src/deadline/partition-clock.ts`), and a heartbeat\'s queued pings are applied together, each judged at its own instant (`control-plane/src/heartbeats/sequence.ts`); ADR 0021. Guarded by the two deadline-role faults above and by `test/heartbeats/backlog.test.ts` (both failed before: false alerts on replay).',
+    '- **One flooded heartbeat held back its partition.** A job pinging its URL 6,000 times a second left 270,000 pings queued, applied one at a time at about 170 a second, and other heartbeats of the partition were declared down meanwhile. Now one step applies every queued ping of a heartbeat (the ping log keeps its newest 100), a batch stops at a ping budget so others come next, a partition being replayed cannot raise misses its queued pings answer, and each ping edge answers `429 Too many pings` beyond `PING_RATE_LIMIT` per heartbeat. Measured by the `apply` part of `npm run bench`; tested by `test/heartbeats/backlog.test.ts` and `test/heartbeats/actors.test.ts`.',
     '',
     '## Results',
     '',
