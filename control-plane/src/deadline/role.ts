@@ -91,7 +91,7 @@ interface HeldPartition {
  * (state.ts), and keeps the partition's keys of KV `heartbeats`. API changes arrive by
  * LISTEN/NOTIFY. A partition whose pings have not all reached this process (a backlog after an
  * outage, a takeover, a flood) judges its deadlines by the newest ping delivered, not by the
- * clock (ADR 0017).
+ * clock (ADR 0021).
  */
 export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const log = opts.log.child({ component: 'deadline' });
