@@ -67,7 +67,8 @@ describe('deadlines while a backlog of pings is replayed', () => {
     ).map((r) => r.id);
 
   const js = () => jetstream(nats.nc);
-  const ping = (heartbeatId: string, kind: Ping['kind'] = 'success') => {
+  /** A ping as an edge publishes it. */
+  const message = (heartbeatId: string, kind: Ping['kind'] = 'success') => {
     const p: Ping = {
       id: randomUUID(),
       heartbeat_id: heartbeatId,
@@ -81,7 +82,11 @@ describe('deadlines while a backlog of pings is replayed', () => {
       body: '',
       body_size: 0,
     };
-    return js().publish(nats.names.subjects.ping(pingPartition(heartbeatId, PARTITIONS), heartbeatId), JSON.stringify(p), { msgID: p.id });
+    return { subject: nats.names.subjects.ping(pingPartition(heartbeatId, PARTITIONS), heartbeatId), payload: JSON.stringify(p), msgID: p.id };
+  };
+  const ping = (heartbeatId: string) => {
+    const m = message(heartbeatId);
+    return js().publish(m.subject, m.payload, { msgID: m.msgID });
   };
 
   const pingers = new Set<{ stop(): Promise<number> }>();
@@ -173,8 +178,8 @@ describe('deadlines while a backlog of pings is replayed', () => {
     for (let i = 0; i < flood; i += 500) {
       await Promise.all(
         Array.from({ length: Math.min(500, flood - i) }, () => {
-          const p: Ping = { id: randomUUID(), heartbeat_id: hot!, kind: 'success', exit_code: null, received_at: new Date().toISOString(), region: null, method: 'GET', source: '127.0.0.1', user_agent: null, body: '', body_size: 0 };
-          return pub.publish(nats.names.subjects.ping(pingPartition(hot!, PARTITIONS), hot!), JSON.stringify(p), { msgID: p.id });
+          const m = message(hot!);
+          return pub.publish(m.subject, m.payload, { msgID: m.msgID });
         }),
       );
     }

@@ -28,7 +28,16 @@ describe('the deadline role away under steady pings', () => {
 
   before(async () => {
     database = await createTestDatabase({ migrate: false });
-    suite = await startSuite({ databaseUrl: database.url, natsServers: requireTestEnv('nats'), replicas: 1, deadlineProcesses: 1 });
+    // The ledger's pings every 2 s: a heartbeat's log keeps its newest 100 pings, and a step that
+    // replays more than that of one heartbeat logs only those, so an acknowledged ping could not
+    // be found there after an outage of 150 s at one a second.
+    suite = await startSuite({
+      databaseUrl: database.url,
+      natsServers: requireTestEnv('nats'),
+      replicas: 1,
+      deadlineProcesses: 1,
+      traffic: { pingEveryMs: 2_000 },
+    });
   });
 
   after(async () => {

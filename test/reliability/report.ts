@@ -37,7 +37,7 @@ const described: { prefix: string; what: string; from: string }[] = [
   },
   {
     prefix: 'deadline role: kill',
-    what: 'The deadline role runs in a process of its own. SIGKILL to it, and it is started again only after the outage (150 s): no process holds its partitions meanwhile, while heartbeats with a one-minute period and grace (a miss 120 s after a ping) are pinged every second. Each cycle one more of them stops pinging 11 s before the kill and misses for real during the outage. Once back, the role replays the backlog: the steady heartbeats owe no alert (any is counted duplicated, as spurious), the silent one owes one heartbeat.down (dated 120 s after its last ping, raised after the role was back) and the heartbeat.up of its next ping.',
+    what: 'The deadline role runs in a process of its own. SIGKILL to it, and it is started again only after the outage (150 s): no process holds its partitions meanwhile, while heartbeats with a one-minute period and grace (a miss 120 s after a ping) are pinged every second. Each cycle one more of them stops pinging 11 s before the kill and misses for real during the outage. The ledger\'s pings go every 2 s in this suite (a heartbeat\'s log keeps its newest 100 pings, so one ping a second for 150 s could not all be found in it). Once back, the role replays the backlog: the steady heartbeats owe no alert (any is counted duplicated, as spurious), the silent one owes one heartbeat.down (dated 120 s after its last ping, raised after the role was back) and the heartbeat.up of its next ping.',
     from: 'the restart',
   },
   {
