@@ -4,6 +4,7 @@
  * pings wait while one heartbeat is flooded.
  */
 import { randomUUID } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { createUser } from '../../control-plane/src/accounts/service.ts'
@@ -15,6 +16,8 @@ import { pingPartition } from '../../shared/src/pings/partition.ts'
 import { ensureStreams } from '../../shared/src/provision.ts'
 import { benchDatabase, benchLog, benchNats, natsServer, postgresServer } from '../lib/infra.ts'
 import { runPart } from '../lib/part.ts'
+import { cpuUsByCommand } from '../lib/proc.ts'
+import { startProfiling } from '../lib/profile.ts'
 import { runScript } from '../lib/child.ts'
 import { publishWindowed } from '../lib/publish.ts'
 import { round, sig, summarize } from '../lib/stats.ts'
@@ -22,6 +25,7 @@ import { insertQuiet } from './misses-setup.ts'
 
 const partitions = 16
 const goal = 10_000
+const serverCommands = ['postgres', 'nats-server']
 
 await runPart('apply', 'Ping application', async (ctx) => {
   const q = ctx.quick
@@ -80,14 +84,16 @@ await runPart('apply', 'Ping application', async (ctx) => {
     return role
   }
 
-  /** A backlog of `count` pings published while no role runs, then applied by a fresh role. */
-  const drain = async (label: string, heartbeatOf: (i: number) => string) => {
+  /** A backlog of `count` pings published while no role runs, then applied by a fresh role (CPU-profiled). */
+  const drain = async (label: string, heartbeatOf: (i: number) => string, profileName: string) => {
     const published = await publishWindowed(nc, backlog, (i) => ping(heartbeatOf(i)), 256)
     if (published.failed > 0) throw new Error(`${published.failed} pings not published`)
     const publishRate = (1000 * published.acked) / published.wallMs
     // The rate is taken between 10% and 90% of the backlog applied: neither the role's start
     // (leases, loading the heartbeats) nor the tail of the last batches counts.
     const t0 = performance.now()
+    const stopProfiling = q ? undefined : await startProfiling(1_000)
+    const cpuFrom = { self: process.cpuUsage(), others: cpuUsByCommand(serverCommands) }
     const role = await start()
     let applied = 0
     let t10: number | undefined
@@ -102,10 +108,20 @@ await runPart('apply', 'Ping application', async (ctx) => {
       await new Promise((r) => setTimeout(r, 5))
     }
     const elapsed = performance.now() - t0
+    const self = process.cpuUsage(cpuFrom.self)
+    const others = cpuUsByCommand(serverCommands)
+    const perPing = (us: number) => us / Math.max(1, applied)
+    const cost = {
+      role: perPing(self.user + self.system),
+      postgres: perPing(others.postgres! - cpuFrom.others.postgres!),
+      nats: perPing(others['nats-server']! - cpuFrom.others['nats-server']!),
+    }
+    const profile = await stopProfiling?.(profileName)
     const rate = t10 !== undefined && t90 !== undefined ? (1000 * 0.8 * backlog) / (t90 - t10) : (1000 * applied) / elapsed
     await role.stop()
     ctx.log(`${label}: ${applied} of ${backlog} applied in ${round(elapsed / 1000, 1)} s: ${Math.round(rate)}/s (published at ${Math.round(publishRate)}/s)`)
-    return { applied, rate, publishRate, elapsedMs: elapsed }
+    ctx.log(`${label}: CPU per ping applied: role ${Math.round(cost.role)} µs, Postgres ${Math.round(cost.postgres)} µs, nats-server ${Math.round(cost.nats)} µs`)
+    return { applied, rate, publishRate, elapsedMs: elapsed, cost, profile }
   }
 
   // Whatever the last run left (a time limit reached) is applied before the next one starts.
@@ -118,9 +134,9 @@ await runPart('apply', 'Ping application', async (ctx) => {
     await role.stop()
   }
 
-  const hotRun = await drain('one hot heartbeat', () => hot)
+  const hotRun = await drain('one hot heartbeat', () => hot, 'apply-hot')
   await settle()
-  const manyRun = await drain(`${many.toLocaleString('en')} heartbeats`, (i) => others[i % others.length]!)
+  const manyRun = await drain(`${many.toLocaleString('en')} heartbeats`, (i) => others[i % others.length]!, 'apply-many')
   await settle()
 
   // Fairness: one heartbeat flooded from another process as fast as one connection publishes,
@@ -180,6 +196,16 @@ await runPart('apply', 'Ping application', async (ctx) => {
   )
   const hotMet = hotRun.rate >= goal
   const manyMet = manyRun.rate >= goal
+  const cores = availableParallelism()
+  for (const [run, met, what] of [[hotRun, hotMet, 'one hot heartbeat'], [manyRun, manyMet, `${many.toLocaleString('en')} heartbeats`]] as const) {
+    const total = run.cost.role + run.cost.postgres + run.cost.nats
+    ctx.figures.push({ metric: `CPU per ping applied, ${what}: deadline role + Postgres + nats-server`, value: Math.round(total), unit: 'µs' })
+    if (met) continue
+    ctx.notes.push(
+      `CPU per ping applied (${what}): ${Math.round(run.cost.role)} µs in the deadline role's process (the bench's polling included), ${Math.round(run.cost.postgres)} µs in Postgres, ${Math.round(run.cost.nats)} µs in nats-server: ${Math.round(total)} µs, so ${cores} cores apply at most ~${Math.round((cores * 1e6) / total).toLocaleString('en')} a second with nothing else running.`,
+    )
+    if (run.profile) ctx.limits.push({ title: `the deadline role's process while it applied the backlog of ${what} (profiled while measured, 1 kHz sampling)`, profile: run.profile })
+  }
   ctx.goals.push(
     { goal: `One hot heartbeat: at least ${goal.toLocaleString('en')} pings applied per second`, actual: `${Math.round(hotRun.rate).toLocaleString('en')} pings/s`, met: hotMet, ...(hotMet ? {} : { shortfall: `${round(goal / Math.max(1, hotRun.rate), 1)}x too slow` }) },
     { goal: `Many heartbeats: at least ${goal.toLocaleString('en')} pings applied per second`, actual: `${Math.round(manyRun.rate).toLocaleString('en')} pings/s`, met: manyMet, ...(manyMet ? {} : { shortfall: `${round(goal / Math.max(1, manyRun.rate), 1)}x too slow` }) },

@@ -58,6 +58,12 @@ export async function consumePartition(opts: {
         opts.onPulled?.(delivered, pendingAfter);
       } catch (err) {
         if (stopped) break;
+        // A pull whose idle heartbeats came late (this process busy, or the server holding back
+        // while every allowed delivery waits for its answer) ends with this: pull again at once.
+        if (err instanceof Error && err.message === 'heartbeats missed') {
+          opts.log.debug({ partition: opts.partition }, 'pull ended without heartbeats; pulling again');
+          continue;
+        }
         opts.log.warn({ err, partition: opts.partition }, 'fetching pings failed; retrying');
         await new Promise((r) => setTimeout(r, 1_000));
       }

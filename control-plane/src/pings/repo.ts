@@ -62,16 +62,50 @@ export interface PingEntry {
 export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promise<Set<string>> {
   if (entries.length === 0) return new Set();
   // One array per column: a few parameters whatever the number of pings (a multi-row insert
-  // takes thirteen per row, and a batch of thousands nears Postgres's limit of 65,535).
-  const col = (f: (e: PingEntry) => string | number | null) => arrayLiteral(entries.map((e) => { const v = f(e); return v === null ? null : String(v); }));
+  // takes thirteen per row, and a batch of thousands nears Postgres's limit of 65,535). Columns
+  // that hold uuids, names, numbers and ISO instants (validated on receipt) need no quoting; the
+  // state after each ping goes as its fields and is built into jsonb by Postgres.
+  const n = entries.length;
+  const cols = { hb: new Array<string>(n), id: new Array<string>(n), kind: new Array<string>(n), code: new Array<string>(n), received: new Array<string>(n), method: new Array<string>(n), size: new Array<string>(n), at: new Array<string>(n) };
+  const snap = { status: new Array<string>(n), next: new Array<string>(n), last: new Array<string>(n), lastKind: new Array<string>(n), started: new Array<string>(n), down: new Array<string>(n) };
+  const texts = { region: new Array<string | null>(n), source: new Array<string>(n), agent: new Array<string | null>(n), body: new Array<string>(n) };
+  const iso = (d: Date | null) => (d ? d.toISOString() : 'NULL');
+  for (let i = 0; i < n; i++) {
+    const { ping: p, at, after } = entries[i]!;
+    cols.hb[i] = p.heartbeat_id;
+    cols.id[i] = p.id;
+    cols.kind[i] = p.kind;
+    cols.code[i] = p.exit_code === null ? 'NULL' : String(p.exit_code);
+    cols.received[i] = p.received_at;
+    cols.method[i] = p.method;
+    cols.size[i] = String(p.body_size);
+    cols.at[i] = at.toISOString();
+    snap.status[i] = after ? after.status : 'NULL';
+    snap.next[i] = after ? iso(after.next_ping_at) : 'NULL';
+    snap.last[i] = after ? iso(after.last_ping_at) : 'NULL';
+    snap.lastKind[i] = after?.last_ping_kind ?? 'NULL';
+    snap.started[i] = after ? iso(after.started_at) : 'NULL';
+    snap.down[i] = after ? iso(after.down_since) : 'NULL';
+    texts.region[i] = clean(p.region);
+    texts.source[i] = clean(p.source);
+    texts.agent[i] = clean(p.user_agent);
+    texts.body[i] = clean(p.body);
+  }
+  const plain = (values: string[]) => `{${values.join(',')}}`;
   const inserted = await tx<{ ping_id: string }[]>`
     insert into heartbeat_pings (heartbeat_id, ping_id, kind, exit_code, received_at, region, source, method, user_agent, body, body_size, at, state_after)
-    select * from unnest(
-      ${col((e) => e.ping.heartbeat_id)}::uuid[], ${col((e) => e.ping.id)}::uuid[], ${col((e) => e.ping.kind)}::text[],
-      ${col((e) => e.ping.exit_code)}::smallint[], ${col((e) => e.ping.received_at)}::timestamptz[], ${col((e) => clean(e.ping.region))}::text[],
-      ${col((e) => clean(e.ping.source))}::text[], ${col((e) => e.ping.method)}::text[], ${col((e) => clean(e.ping.user_agent))}::text[],
-      ${col((e) => clean(e.ping.body))}::text[], ${col((e) => e.ping.body_size)}::int[], ${col((e) => e.at.toISOString())}::timestamptz[],
-      ${col((e) => e.after && JSON.stringify(e.after))}::jsonb[])
+    select heartbeat_id, ping_id, kind, exit_code, received_at, region, source, method, user_agent, body, body_size, at,
+      case when status is null then null else jsonb_build_object(
+        'status', status, 'next_ping_at', next_ping_at, 'last_ping_at', last_ping_at,
+        'last_ping_kind', last_ping_kind, 'started_at', started_at, 'down_since', down_since) end
+    from unnest(
+      ${plain(cols.hb)}::uuid[], ${plain(cols.id)}::uuid[], ${plain(cols.kind)}::text[], ${plain(cols.code)}::smallint[],
+      ${plain(cols.received)}::timestamptz[], ${arrayLiteral(texts.region)}::text[], ${arrayLiteral(texts.source)}::text[],
+      ${plain(cols.method)}::text[], ${arrayLiteral(texts.agent)}::text[], ${arrayLiteral(texts.body)}::text[], ${plain(cols.size)}::int[],
+      ${plain(cols.at)}::timestamptz[], ${plain(snap.status)}::text[], ${plain(snap.next)}::text[], ${plain(snap.last)}::text[],
+      ${plain(snap.lastKind)}::text[], ${plain(snap.started)}::text[], ${plain(snap.down)}::text[])
+      as v(heartbeat_id, ping_id, kind, exit_code, received_at, region, source, method, user_agent, body, body_size, at,
+        status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since)
     on conflict (ping_id) do nothing returning ping_id`;
   return new Set(inserted.map((r) => r.ping_id));
 }
