@@ -17,8 +17,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createLogger } from '../shared/src/logger.ts';
-import { startEmbeddedPostgres } from '../control-plane/src/embedded/postgres.ts';
-import { startNatsServer } from '../control-plane/src/embedded/nats-server.ts';
+import { startEmbeddedPostgres } from '../control-plane/src/platform/embedded/postgres.ts';
+import { startNatsServer } from '../control-plane/src/platform/embedded/nats-server.ts';
 import { testEnv } from './harness/env.ts';
 import { scanLogDir } from './harness/log-scan.ts';
 

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { freePort } from '../../control-plane/src/embedded/ports.ts'
+import { freePort } from '../../control-plane/src/platform/embedded/ports.ts'
 import { Pool } from 'undici'
 import { findBinary, processCpuUs, versionOf } from './proc.ts'
 

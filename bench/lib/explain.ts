@@ -1,11 +1,11 @@
 import postgres from 'postgres'
-import { timestamptz, type Sql } from '../../control-plane/src/db/sql.ts'
+import { timestamptz, type Sql } from '../../control-plane/src/platform/db/sql.ts'
 import { round } from './stats.ts'
 
 export type StatementCost = { statement: string; calls: number; totalMs: number; meanMs: number; share: number }
 
 /**
- * A client like control-plane/src/db/sql.ts createSql, whose every statement is explained by
+ * A client like control-plane/src/platform/db/sql.ts createSql, whose every statement is explained by
  * auto_explain (actual times, buffers) and sent back as a notice: a profile of the database side.
  * Needs a superuser (session_preload_libraries) and auto_explain (postgresql-contrib).
  */

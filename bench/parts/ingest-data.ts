@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import type { Sql } from '../../control-plane/src/db/sql.ts'
+import type { Sql } from '../../control-plane/src/platform/db/sql.ts'
 import type { CheckResult } from '../../shared/src/contracts/monitoring.ts'
 
 export type Fill = { monitors: number; resultsPerMonitor: number; incidentsPerMonitor: number; seconds: number }

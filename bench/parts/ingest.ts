@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { createToken, createUser } from '../../control-plane/src/accounts/service.ts'
-import type { Sql } from '../../control-plane/src/db/sql.ts'
-import { createOutboxPublisher } from '../../control-plane/src/events/outbox.ts'
-import { startIngest } from '../../control-plane/src/ingest/consumer.ts'
+import type { Sql } from '../../control-plane/src/platform/db/sql.ts'
+import { createOutboxPublisher } from '../../control-plane/src/platform/outbox.ts'
+import { startIngest } from '../../control-plane/src/monitors/ingest/consumer.ts'
 import { resultMsgId } from '../../shared/src/contracts/monitoring.ts'
 import type { NatsConnection } from '../../shared/src/nats.ts'
 import { ensureStreams } from '../../shared/src/provision.ts'
@@ -87,7 +87,7 @@ await runPart('ingest', 'Ingest and API', async (ctx) => {
   const [{ n: resultRows }] = (await db.sql`select count(*)::int as n from check_results`) as unknown as [{ n: number }]
   ctx.method.push(
     `Data: ${size.monitors.toLocaleString('en')} monitors in one project (plus a second tenant with 100), each with ${size.incidentsPerMonitor} incidents and ${size.resultsPerMonitor} results over the last 30 days (${resultRows.toLocaleString('en')} result rows), written with generate_series in ${fill.seconds} s. Full density (one result a minute) would be ${(size.monitors * 43_200).toLocaleString('en')} rows; the reads measured here take uptime from incidents, so result rows weigh only through the cache.`,
-    `Ingest: ${size.ingestResults.toLocaleString('en')} results (${size.ingestMonitors.toLocaleString('en')} monitors × ${size.ingestResults / size.ingestMonitors} slots, all up) published to RESULTS first; then \`startIngest\` (control-plane/src/ingest/consumer.ts, the ingest role, its defaults: batches of up to 5,000, two written at once) is started and timed until it has stored them all. Baseline: ${size.naiveResults.toLocaleString('en')} results, one awaited INSERT each, through the same pool. CPU per result is read from the ingest process and, when Postgres runs on this machine, from /proc for the database's server processes.`,
+    `Ingest: ${size.ingestResults.toLocaleString('en')} results (${size.ingestMonitors.toLocaleString('en')} monitors × ${size.ingestResults / size.ingestMonitors} slots, all up) published to RESULTS first; then \`startIngest\` (control-plane/src/monitors/ingest/consumer.ts, the ingest role, its defaults: batches of up to 5,000, two written at once) is started and timed until it has stored them all. Baseline: ${size.naiveResults.toLocaleString('en')} results, one awaited INSERT each, through the same pool. CPU per result is read from the ingest process and, when Postgres runs on this machine, from /proc for the database's server processes.`,
     `API: \`buildApp\` on a loopback port, one keep-alive connection, ${size.requests.toLocaleString('en')} requests one after another after ${size.warmup} of warm-up, bearer token auth included: GET /monitors?per_page=25 (page 1) and GET /monitors/{id} for random ids. Baseline: \`select 1\` through the same pool, the same way.`,
   )
 

@@ -1,6 +1,6 @@
 import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import type { Sql } from '../../control-plane/src/db/sql.ts'
+import type { Sql } from '../../control-plane/src/platform/db/sql.ts'
 import type { Names } from '../../shared/src/subjects.ts'
 
 export const graceS = 60

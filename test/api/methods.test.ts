@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import type { RouteInfo } from '../../control-plane/src/http/route-table.ts';
+import type { RouteInfo } from '../../control-plane/src/platform/http/route-table.ts';
 import { startPingEdge, type PingEdge } from '../../probe-agent/src/ping-edge.ts';
 import { loadConfig } from '../../shared/src/config.ts';
 import { createMetrics } from '../../shared/src/metrics.ts';

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findNatsServer } from '../../control-plane/src/embedded/nats-server.ts';
-import { freePort } from '../../control-plane/src/embedded/ports.ts';
+import { findNatsServer } from '../../control-plane/src/platform/embedded/nats-server.ts';
+import { freePort } from '../../control-plane/src/platform/embedded/ports.ts';
 
 /**
  * Real nats-server processes on loopback, each on a config file of its own: a JetStream cluster

@@ -6,7 +6,7 @@ import { dirname, join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { findNatsServer } from '../../control-plane/src/embedded/nats-server.ts';
+import { findNatsServer } from '../../control-plane/src/platform/embedded/nats-server.ts';
 import { settings } from '../../shared/src/config.ts';
 import { agentPresenceTtlMs, streamConfigs } from '../../shared/src/provision.ts';
 import { natsNames } from '../../shared/src/subjects.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { allRoles, type Role } from '../../control-plane/src/roles.ts';
+import { allRoles, type Role } from '../../control-plane/src/runtime/roles.ts';
 import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { loadConfig, type Config } from '../../shared/src/config.ts';
 import { CheckResult, resultMsgId } from '../../shared/src/contracts/monitoring.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { INGEST_CONSUMER } from '../../control-plane/src/ingest/consumer.ts';
+import { INGEST_CONSUMER } from '../../control-plane/src/monitors/ingest/consumer.ts';
 import { startAgent, type RunningAgent } from '../../probe-agent/src/agent.ts';
 import type { NatsConnection } from '../../shared/src/nats.ts';
 import { apiClient, type Call } from '../harness/api.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { arrayLiteral } from '../../control-plane/src/db/sql.ts';
+import { arrayLiteral } from '../../control-plane/src/platform/db/sql.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 
 describe('array parameters sent as one literal', () => {

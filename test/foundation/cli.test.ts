@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { hashToken } from '../../control-plane/src/auth/tokens.ts';
-import { verifyPassword } from '../../control-plane/src/auth/passwords.ts';
+import { hashToken } from '../../control-plane/src/accounts/tokens.ts';
+import { verifyPassword } from '../../control-plane/src/accounts/passwords.ts';
 import { runCli } from '../harness/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 

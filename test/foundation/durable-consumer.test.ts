@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { durableConsumer } from '../../control-plane/src/nats/durable.ts';
+import { durableConsumer } from '../../control-plane/src/platform/nats/durable.ts';
 import { ensureStreams } from '../../shared/src/provision.ts';
 import { createTestNats, type TestNats } from '../harness/nats.ts';
 

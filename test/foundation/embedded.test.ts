@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freePort, pidAlive } from '../../control-plane/src/embedded/ports.ts';
+import { freePort, pidAlive } from '../../control-plane/src/platform/embedded/ports.ts';
 import { runCli, startCli } from '../harness/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { freePort } from '../../control-plane/src/embedded/ports.ts';
+import { freePort } from '../../control-plane/src/platform/embedded/ports.ts';
 import { apiClient } from '../harness/api.ts';
 import { startCli } from '../harness/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';

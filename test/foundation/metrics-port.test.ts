@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freePort } from '../../control-plane/src/embedded/ports.ts';
+import { freePort } from '../../control-plane/src/platform/embedded/ports.ts';
 import { startAgent, type RunningAgent } from '../../probe-agent/src/agent.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { quietLog } from '../harness/db.ts';

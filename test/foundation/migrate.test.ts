@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadMigrations, migrate } from '../../control-plane/src/db/migrate.ts';
+import { loadMigrations, migrate } from '../../control-plane/src/platform/db/migrate.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
 
 describe('migrations', () => {

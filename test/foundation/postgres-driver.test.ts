@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createSql, type Sql } from '../../control-plane/src/db/sql.ts';
-import { isDatabaseUnavailable } from '../../control-plane/src/db/unavailable.ts';
+import { createSql, type Sql } from '../../control-plane/src/platform/db/sql.ts';
+import { isDatabaseUnavailable } from '../../control-plane/src/platform/db/unavailable.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { startRetention } from '../../control-plane/src/db/retention.ts';
+import { startRetention } from '../../control-plane/src/runtime/retention.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createSql, type Sql } from '../../control-plane/src/db/sql.ts';
+import { createSql, type Sql } from '../../control-plane/src/platform/db/sql.ts';
 import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { quietLog } from '../harness/db.ts';

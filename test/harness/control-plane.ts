@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../shared/src/config.ts';
-import { allRoles, type Role } from '../../control-plane/src/roles.ts';
+import { allRoles, type Role } from '../../control-plane/src/runtime/roles.ts';
 import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from './db.ts';
 import { createTestNats, type TestNats } from './nats.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { migrate } from '../../control-plane/src/db/migrate.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/sql.ts';
+import { migrate } from '../../control-plane/src/platform/db/migrate.ts';
+import { createSql, type Sql } from '../../control-plane/src/platform/db/sql.ts';
 import { requireTestEnv } from './env.ts';
 import { testLog } from './log.ts';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createToken, createUser, type CreatedUser } from '../../control-plane/src/accounts/service.ts';
-import type { Sql } from '../../control-plane/src/db/sql.ts';
+import type { Sql } from '../../control-plane/src/platform/db/sql.ts';
 import { registerSecret } from './secrets.ts';
 
 export interface TestAccount extends CreatedUser {

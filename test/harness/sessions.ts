@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Sql } from '../../control-plane/src/db/sql.ts';
-import { createSession, destroySession } from '../../control-plane/src/web/sessions.ts';
+import type { Sql } from '../../control-plane/src/platform/db/sql.ts';
+import { createSession, destroySession } from '../../control-plane/src/accounts/sessions.ts';
 import { registerSecret } from './secrets.ts';
 
 export interface TestSession {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createActors, type Step } from '../../control-plane/src/deadline/actors.ts';
+import { createActors, type Step } from '../../control-plane/src/heartbeats/deadline/actors.ts';
 
 /** Actors whose steps wait until the test releases them. */
 function setup(batchSize = 10, concurrency = 1, pingsPerStep = 100, pingsPerBatch = 1_000) {

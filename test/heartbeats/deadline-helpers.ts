@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
-import { createSql } from '../../control-plane/src/db/sql.ts';
-import type { Role } from '../../control-plane/src/roles.ts';
+import { createSql } from '../../control-plane/src/platform/db/sql.ts';
+import type { Role } from '../../control-plane/src/runtime/roles.ts';
 import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { loadConfig, type Config } from '../../shared/src/config.ts';
 import { openBucket } from '../../shared/src/provision.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { consumerName } from '../../control-plane/src/deadline/consumer.ts';
-import { formatTimestamp } from '../../control-plane/src/http/time.ts';
+import { consumerName } from '../../control-plane/src/heartbeats/deadline/consumer.ts';
+import { formatTimestamp } from '../../control-plane/src/platform/http/time.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { eventually, readStream } from '../harness/streams.ts';
 import { isoIn, startDeadlinePlane, type DeadlinePlane } from './deadline-helpers.ts';

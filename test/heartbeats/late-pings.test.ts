@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { runSteps } from '../../control-plane/src/deadline/steps.ts';
+import { runSteps } from '../../control-plane/src/heartbeats/deadline/steps.ts';
 import { mergeLatePing, snapshotOf, type LoggedPing } from '../../control-plane/src/heartbeats/history.ts';
 import { nextState, type HeartbeatState, type PingKind } from '../../control-plane/src/heartbeats/state.ts';
 import type { Ping } from '../../shared/src/contracts/pings.ts';

@@ -8,7 +8,7 @@ import {
   renewDue,
   validUntil,
   type LeaseView,
-} from '../../control-plane/src/deadline/lease-plan.ts';
+} from '../../control-plane/src/heartbeats/deadline/lease-plan.ts';
 
 const timing = leaseTiming(10_000);
 const set = (...xs: number[]) => new Set(xs);

@@ -1,4 +1,4 @@
-import type { Clock } from '../../control-plane/src/deadline/clock.ts';
+import type { Clock } from '../../control-plane/src/platform/clock.ts';
 
 export interface ManualClock extends Clock {
   /** Moves time forward and fires every timer that came due, earliest first. */

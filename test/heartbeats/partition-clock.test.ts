@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { afterDelivery, createPartitionClock, judgedUntil, unknownBacklog, type Backlog } from '../../control-plane/src/deadline/partition-clock.ts';
-import { createDeadlineTimers } from '../../control-plane/src/deadline/timers.ts';
+import { afterDelivery, createPartitionClock, judgedUntil, unknownBacklog, type Backlog } from '../../control-plane/src/heartbeats/deadline/partition-clock.ts';
+import { createDeadlineTimers } from '../../control-plane/src/heartbeats/deadline/timers.ts';
 import { manualClock } from './manual-clock.ts';
 
 const NOW = 1_000_000;

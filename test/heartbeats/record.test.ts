@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { toDate } from '../../control-plane/src/heartbeats/record.ts';
-import { formatTimestamp } from '../../control-plane/src/http/time.ts';
+import { formatTimestamp } from '../../control-plane/src/platform/http/time.ts';
 
 /** A timestamptz as Postgres prints it in UTC: trailing zeros of the fraction dropped. */
 function pgText(ms: number, micros: number): string {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createDeadlineTimers } from '../../control-plane/src/deadline/timers.ts';
+import { createDeadlineTimers } from '../../control-plane/src/heartbeats/deadline/timers.ts';
 import { manualClock } from './manual-clock.ts';
 
 const T0 = Date.parse('2026-03-10T12:00:00Z');

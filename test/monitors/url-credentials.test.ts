@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { KV } from '@nats-io/kv';
-import { AppError } from '../../control-plane/src/errors.ts';
+import { AppError } from '../../control-plane/src/platform/errors.ts';
 import { startControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { moveStoredUrlCredentials } from '../../control-plane/src/monitors/stored-credentials.ts';
 import { credentialsFromUrl, moveIntoBasicAuth, splitUrlCredentials, type BasicAuthColumns } from '../../control-plane/src/monitors/url-credentials.ts';

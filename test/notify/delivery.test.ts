@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
-import type { NotifyRole } from '../../control-plane/src/notify/role.ts';
+import type { NotifyRole } from '../../control-plane/src/notifications/role.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
-import { EVENTS_CONSUMER } from '../../control-plane/src/notify/events.ts';
-import { startNotifyRole, type NotifyRole, type NotifyTuning } from '../../control-plane/src/notify/role.ts';
-import { WORKER_CONSUMER } from '../../control-plane/src/notify/worker.ts';
+import { EVENTS_CONSUMER } from '../../control-plane/src/notifications/events.ts';
+import { startNotifyRole, type NotifyRole, type NotifyTuning } from '../../control-plane/src/notifications/role.ts';
+import { WORKER_CONSUMER } from '../../control-plane/src/notifications/worker.ts';
 import type { Call } from '../harness/api.ts';
 import type { RecordedRequest } from '../harness/http.ts';
 import type { TestControlPlane } from '../harness/control-plane.ts';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { afterFailure } from '../../control-plane/src/notify/backoff.ts';
-import { formatDuration, messageFor } from '../../control-plane/src/notify/content.ts';
-import { isPermanentStatus } from '../../control-plane/src/notify/channels/http.ts';
-import { maskUrl } from '../../control-plane/src/integrations/config.ts';
-import { scrub } from '../../control-plane/src/notify/errors.ts';
+import { afterFailure } from '../../control-plane/src/notifications/backoff.ts';
+import { formatDuration, messageFor } from '../../control-plane/src/notifications/content.ts';
+import { isPermanentStatus } from '../../control-plane/src/notifications/channels/http.ts';
+import { maskUrl } from '../../control-plane/src/notifications/integrations/config.ts';
+import { scrub } from '../../control-plane/src/notifications/errors.ts';
 
 describe('what follows a failed attempt', () => {
   const backoff = { baseMs: 1_000, capMs: 60_000 };

@@ -9,7 +9,7 @@ import type { KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { startNatsServer, type NatsServerHandle } from '../../control-plane/src/embedded/nats-server.ts';
+import { startNatsServer, type NatsServerHandle } from '../../control-plane/src/platform/embedded/nats-server.ts';
 import { registerPingEdge, type HeartbeatLookup } from '../../shared/src/pings/edge.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { ensureStreams, openBucket } from '../../shared/src/provision.ts';

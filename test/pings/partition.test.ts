@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { loadPartitions } from '../../control-plane/src/deadline/repo.ts';
+import { loadPartitions } from '../../control-plane/src/heartbeats/deadline/repo.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 import { createAccount } from '../harness/factories.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ingestLag } from '../../control-plane/src/ingest/consumer.ts';
+import { ingestLag } from '../../control-plane/src/monitors/ingest/consumer.ts';
 import { resultMsgId, type CheckResult } from '../../shared/src/contracts/monitoring.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';

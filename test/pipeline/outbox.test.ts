@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createOutboxPublisher, eventsInsert, type OutboxPublisher } from '../../control-plane/src/events/outbox.ts';
+import { createOutboxPublisher, eventsInsert, type OutboxPublisher } from '../../control-plane/src/platform/outbox.ts';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
 import { ensureStreams } from '../../shared/src/provision.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';

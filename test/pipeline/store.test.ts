@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CheckResult } from '../../shared/src/contracts/monitoring.ts';
-import { storeResults } from '../../control-plane/src/ingest/store.ts';
+import { storeResults } from '../../control-plane/src/monitors/ingest/store.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 

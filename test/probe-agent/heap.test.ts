@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createHeap } from '../../probe-agent/src/schedule/heap.ts'
+import { createHeap } from '../../shared/src/heap.ts'
 
 function prng(seed: number): () => number {
   let a = seed >>> 0

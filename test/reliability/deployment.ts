@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import postgres from 'postgres';
-import { freePort } from '../../control-plane/src/embedded/ports.ts';
+import { freePort } from '../../control-plane/src/platform/embedded/ports.ts';
 import { connectNats, type NatsConnection } from '../../shared/src/nats.ts';
 import { natsNames, type Names } from '../../shared/src/subjects.ts';
 import { apiClient, type Call } from '../harness/api.ts';

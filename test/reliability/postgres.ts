@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../control-plane/src/embedded/postgres.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../control-plane/src/platform/embedded/postgres.ts';
 import { quietLog } from '../harness/db.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { findNul } from '../../control-plane/src/http/nul-guard.ts';
+import { findNul } from '../../control-plane/src/platform/http/nul-guard.ts';
 import { jsonTextTooDeep, MAX_JSON_DEPTH, valueTooDeep } from '../../shared/src/json-depth.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import type { App } from '../../control-plane/src/app.ts';
+import type { App } from '../../control-plane/src/runtime/app.ts';
 import type { Answers } from './routes.ts';
 
 /** Generated inputs per route and kind (bodies, queries, header sets). */

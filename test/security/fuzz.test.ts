@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
-import type { App } from '../../control-plane/src/app.ts';
+import type { App } from '../../control-plane/src/runtime/app.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { deepJsonTexts, expectSane, headerValue, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { RouteInfo } from '../../control-plane/src/http/route-table.ts';
+import type { RouteInfo } from '../../control-plane/src/platform/http/route-table.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { publicRoutes, routeKey } from './routes.ts';
 

@@ -1,4 +1,4 @@
-import type { RouteInfo } from '../../control-plane/src/http/route-table.ts';
+import type { RouteInfo } from '../../control-plane/src/platform/http/route-table.ts';
 
 /**
  * What each route of the application promises a caller, by how it authenticates. Routes behind a

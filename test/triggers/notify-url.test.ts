@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createSql } from '../../control-plane/src/db/sql.ts';
+import { createSql } from '../../control-plane/src/platform/db/sql.ts';
 import { startControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { apiClient, timestampFormat, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';

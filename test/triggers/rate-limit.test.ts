@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createSql, type Db, type Sql } from '../../control-plane/src/db/sql.ts';
+import { createSql, type Db, type Sql } from '../../control-plane/src/platform/db/sql.ts';
 import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { countFire } from '../../control-plane/src/triggers/repo.ts';
 import { apiClient, type Call } from '../harness/api.ts';

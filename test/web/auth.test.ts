@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildApp, type App } from '../../control-plane/src/app.ts';
+import { buildApp, type App } from '../../control-plane/src/runtime/app.ts';
 import { quietLog } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';

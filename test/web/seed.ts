@@ -1,4 +1,4 @@
-import type { Sql } from '../../control-plane/src/db/sql.ts';
+import type { Sql } from '../../control-plane/src/platform/db/sql.ts';
 
 /**
  * Check results as the ingest role would have written them: one per region every `stepMinutes`

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FORGET_AFTER_MS, nextAttemptAt, signInTiers, tiers, verdict, type Counters, type Failures } from '../../control-plane/src/web/throttle-rule.ts';
+import { FORGET_AFTER_MS, nextAttemptAt, signInTiers, tiers, verdict, type Counters, type Failures } from '../../control-plane/src/accounts/throttle-rule.ts';
 
 const T = Date.parse('2026-03-01T12:00:00Z');
 const s = 1000;

@@ -1,7 +1,7 @@
-import type { Sql } from '../db/sql.ts';
-import { AppError } from '../errors.ts';
-import { hashPassword } from '../auth/passwords.ts';
-import { displayPrefix, generateToken, hashToken, type TokenKind } from '../auth/tokens.ts';
+import type { Sql } from '../platform/db/sql.ts';
+import { AppError } from '../platform/errors.ts';
+import { hashPassword } from './passwords.ts';
+import { displayPrefix, generateToken, hashToken, type TokenKind } from './tokens.ts';
 
 export interface CreatedUser {
   user_id: string;

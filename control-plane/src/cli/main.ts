@@ -2,10 +2,10 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../../../shared/src/config.ts';
 import { createLogger, type Logger } from '../../../shared/src/logger.ts';
 import { version } from '../../../shared/src/version.ts';
-import { NatsServerMissingError } from '../embedded/nats-server.ts';
-import { AppError } from '../errors.ts';
+import { NatsServerMissingError } from '../platform/embedded/nats-server.ts';
+import { AppError } from '../platform/errors.ts';
 import { MissingSecretKeyError } from '../runtime/keys.ts';
-import { allRoles, parseRoles } from '../roles.ts';
+import { allRoles, parseRoles } from '../runtime/roles.ts';
 import { adminCommands, keyCommands } from './admin.ts';
 import { runServer } from './serve.ts';
 

@@ -4,9 +4,9 @@ import { createMetrics } from '../../../shared/src/metrics.ts';
 import { connectNats } from '../../../shared/src/nats.ts';
 import { stopOnSignals } from '../../../shared/src/shutdown.ts';
 import { startAgent } from '../../../probe-agent/src/agent.ts';
-import { migrate } from '../db/migrate.ts';
-import { createSql } from '../db/sql.ts';
-import type { Role } from '../roles.ts';
+import { migrate } from '../platform/db/migrate.ts';
+import { createSql } from '../platform/db/sql.ts';
+import type { Role } from '../runtime/roles.ts';
 import { openInfra, runningEmbeddedNats } from '../runtime/infra.ts';
 import { startControlPlane } from '../runtime/control-plane.ts';
 

@@ -1,4 +1,4 @@
-import { formatTimestamp } from '../http/time.ts';
+import { formatTimestamp } from '../platform/http/time.ts';
 import type { HeartbeatRecord } from './repo.ts';
 import type { HeartbeatState } from './state.ts';
 

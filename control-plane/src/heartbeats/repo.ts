@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import type { Sql } from '../db/sql.ts';
-import { offsetOf, type PageQuery } from '../http/pagination.ts';
+import type { Sql } from '../platform/db/sql.ts';
+import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import type { HeartbeatStatus, PingKind } from './state.ts';
 
 /** The pool or an open transaction. */

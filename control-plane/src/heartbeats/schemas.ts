@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { utcDateTime } from '../http/date-time.ts';
+import { utcDateTime } from '../platform/http/date-time.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
 import { validateCron, validateTimezone } from './schedule.ts';
 

@@ -1,10 +1,10 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
-import { requireProject, type Principal } from '../auth/bearer.ts';
-import { AppError, notFound } from '../errors.ts';
-import { recordEvent, type OutboxPublisher } from '../events/outbox.ts';
-import type { ApiContext } from '../http/context.ts';
-import type { PageQuery } from '../http/pagination.ts';
-import { formatTimestamp } from '../http/time.ts';
+import { requireProject, type Principal } from '../accounts/bearer.ts';
+import { AppError, notFound } from '../platform/errors.ts';
+import { recordEvent, type OutboxPublisher } from '../platform/outbox.ts';
+import type { ApiContext } from '../platform/http/context.ts';
+import type { PageQuery } from '../platform/http/pagination.ts';
+import { formatTimestamp } from '../platform/http/time.ts';
 import { heartbeatEvent } from './events.ts';
 import { keepOrSet, stateOf, toIso } from './record.ts';
 import * as repo from './repo.ts';

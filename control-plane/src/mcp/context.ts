@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/bearer.ts';
+import type { Principal } from '../accounts/bearer.ts';
 import type { HeartbeatContext } from '../heartbeats/service.ts';
 
 /** What a tool runs with: the API's context and the MCP token's principal (same tenancy as REST). */

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createAuthenticator, parseBearer } from '../auth/bearer.ts';
-import { AppError } from '../errors.ts';
+import { createAuthenticator, parseBearer } from '../accounts/bearer.ts';
+import { AppError } from '../platform/errors.ts';
 import type { HeartbeatContext } from '../heartbeats/service.ts';
-import type { App } from '../http/context.ts';
-import { markRoutes } from '../http/route-table.ts';
+import type { App } from '../platform/http/context.ts';
+import { markRoutes } from '../platform/http/route-table.ts';
 import { buildMcpServer } from './server.ts';
 
 const jsonRpcError = (message: string) => ({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });

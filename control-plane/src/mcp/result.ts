@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AppError } from '../errors.ts';
+import { AppError } from '../platform/errors.ts';
 
 /** A tool's answer: the data as JSON text, which every client shows and every model reads. */
 export function ok(data: unknown): CallToolResult {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { Sql } from '../db/sql.ts';
-import { offsetOf, type PageQuery } from '../http/pagination.ts';
-import { formatTimestamp } from '../http/time.ts';
+import type { Sql } from '../platform/db/sql.ts';
+import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
+import { formatTimestamp } from '../platform/http/time.ts';
 import type { CheckResultView, IncidentView } from './schemas.ts';
 
 /** Recent checks of a monitor, newest first (the monitor's tenancy is checked by the caller). */

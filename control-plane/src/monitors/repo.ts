@@ -1,6 +1,6 @@
-import type { Sql } from '../db/sql.ts';
-import { offsetOf, type PageQuery } from '../http/pagination.ts';
-import { formatTimestamp, relativeTime } from '../http/time.ts';
+import type { Sql } from '../platform/db/sql.ts';
+import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
+import { formatTimestamp, relativeTime } from '../platform/http/time.ts';
 import { monitorStatuses, type Monitor } from './schemas.ts';
 import { withoutUrlCredentials } from './url-credentials.ts';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { principalOf } from '../auth/bearer.ts';
-import type { ApiContext, App } from '../http/context.ts';
-import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../http/envelopes.ts';
-import { listEnvelope, PageQuery, pageMeta } from '../http/pagination.ts';
-import { IdParams } from '../http/params.ts';
+import { principalOf } from '../accounts/bearer.ts';
+import type { ApiContext, App } from '../platform/http/context.ts';
+import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../platform/http/envelopes.ts';
+import { listEnvelope, PageQuery, pageMeta } from '../platform/http/pagination.ts';
+import { IdParams } from '../platform/http/params.ts';
 import { listIncidents, listResults } from './history.ts';
 import { CheckResultView, IncidentView, Monitor, MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from './schemas.ts';
 import * as service from './service.ts';

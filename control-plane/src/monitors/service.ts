@@ -1,8 +1,8 @@
 import { seal } from '../../../shared/src/crypto.ts';
-import { requireProject, type Principal } from '../auth/bearer.ts';
-import { AppError, notFound } from '../errors.ts';
-import type { ApiContext } from '../http/context.ts';
-import type { PageQuery } from '../http/pagination.ts';
+import { requireProject, type Principal } from '../accounts/bearer.ts';
+import { AppError, notFound } from '../platform/errors.ts';
+import type { ApiContext } from '../platform/http/context.ts';
+import type { PageQuery } from '../platform/http/pagination.ts';
 import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
 import { defaultValidHttpCodes, type Monitor, type MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';

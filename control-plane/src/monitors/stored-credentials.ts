@@ -1,6 +1,6 @@
 import { seal } from '../../../shared/src/crypto.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
-import type { Sql } from '../db/sql.ts';
+import type { Sql } from '../platform/db/sql.ts';
 import { moveIntoBasicAuth, type BasicAuthColumns } from './url-credentials.ts';
 
 /**

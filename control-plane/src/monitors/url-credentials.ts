@@ -1,4 +1,4 @@
-import { AppError } from '../errors.ts';
+import { AppError } from '../platform/errors.ts';
 
 /** What `http://user:pass@host/` splits into: the URL without its userinfo, and the userinfo decoded. */
 export interface UrlCredentials {

@@ -1,6 +1,6 @@
-import type { Sql } from '../db/sql.ts';
-import { formatTimestamp } from '../http/time.ts';
-import { offsetOf, type PageQuery } from '../http/pagination.ts';
+import type { Sql } from '../platform/db/sql.ts';
+import { formatTimestamp } from '../platform/http/time.ts';
+import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import type { Organization, Project } from './schemas.ts';
 
 interface ProjectRow {

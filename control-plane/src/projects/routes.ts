@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { principalOf, requireOrganization } from '../auth/bearer.ts';
-import { AppError, notFound } from '../errors.ts';
-import type { ApiContext, App } from '../http/context.ts';
-import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../http/envelopes.ts';
-import { listEnvelope, PageQuery, pageMeta } from '../http/pagination.ts';
-import { IdParams } from '../http/params.ts';
+import { principalOf, requireOrganization } from '../accounts/bearer.ts';
+import { AppError, notFound } from '../platform/errors.ts';
+import type { ApiContext, App } from '../platform/http/context.ts';
+import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../platform/http/envelopes.ts';
+import { listEnvelope, PageQuery, pageMeta } from '../platform/http/pagination.ts';
+import { IdParams } from '../platform/http/params.ts';
 import * as repo from './repo.ts';
 import { Organization, Project, ProjectCreateBody, ProjectUpdateBody } from './schemas.ts';
 

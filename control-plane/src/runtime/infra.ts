@@ -2,9 +2,9 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../../../shared/src/config.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
-import { startEmbeddedPostgres } from '../embedded/postgres.ts';
-import { startNatsServer } from '../embedded/nats-server.ts';
-import { pidAlive } from '../embedded/ports.ts';
+import { startEmbeddedPostgres } from '../platform/embedded/postgres.ts';
+import { startNatsServer } from '../platform/embedded/nats-server.ts';
+import { pidAlive } from '../platform/embedded/ports.ts';
 
 export interface Infra {
   databaseUrl?: string;

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../../../shared/src/config.ts';
 import { deriveKey, keyFromText, keyToText } from '../../../shared/src/crypto.ts';
-import type { Keys } from '../http/context.ts';
+import type { Keys } from '../platform/http/context.ts';
 
 export class MissingSecretKeyError extends Error {
   constructor() {

@@ -3,7 +3,7 @@ import { healthRoutes, quietProbeLogs } from '../../../shared/src/health.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import { instrumentHttp, type Metrics } from '../../../shared/src/metrics.ts';
 import { natsAlive, type NatsConnection } from '../../../shared/src/nats.ts';
-import { sqlAlive, type Sql } from '../db/sql.ts';
+import { sqlAlive, type Sql } from '../platform/db/sql.ts';
 
 export interface OpsServer {
   /** Where /healthz, /readyz and /metrics answer. */

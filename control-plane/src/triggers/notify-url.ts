@@ -1,10 +1,10 @@
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { parseBearer } from '../auth/bearer.ts';
-import { AppError } from '../errors.ts';
-import type { App } from '../http/context.ts';
-import { MessageBody, ValidationErrorBody } from '../http/envelopes.ts';
-import { IdParams } from '../http/params.ts';
+import { parseBearer } from '../accounts/bearer.ts';
+import { AppError } from '../platform/errors.ts';
+import type { App } from '../platform/http/context.ts';
+import { MessageBody, ValidationErrorBody } from '../platform/http/envelopes.ts';
+import { IdParams } from '../platform/http/params.ts';
 import { fireTrigger, type FireDeps } from './fire.ts';
 import { FireAccepted } from './schemas.ts';
 

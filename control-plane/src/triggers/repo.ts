@@ -1,6 +1,6 @@
 import type { IntegrationType } from '../../../shared/src/contracts/notify.ts';
-import type { Db, Sql } from '../db/sql.ts';
-import { offsetOf, type PageQuery } from '../http/pagination.ts';
+import type { Db, Sql } from '../platform/db/sql.ts';
+import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 
 export type RatePeriod = 'second' | 'minute' | 'hour' | 'day';
 

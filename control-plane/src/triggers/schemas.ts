@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DeliveryView } from '../notify/log.ts';
+import { DeliveryView } from '../notifications/log.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
 
 export const MAX_MESSAGE = 4000;

@@ -1,10 +1,10 @@
-import { requireProject, type Principal } from '../auth/bearer.ts';
-import { AppError, notFound } from '../errors.ts';
-import type { ApiContext } from '../http/context.ts';
-import type { PageQuery } from '../http/pagination.ts';
-import { formatTimestamp } from '../http/time.ts';
-import { foreignIntegrations } from '../integrations/repo.ts';
-import { deliveriesOfEvents } from '../notify/log.ts';
+import { requireProject, type Principal } from '../accounts/bearer.ts';
+import { AppError, notFound } from '../platform/errors.ts';
+import type { ApiContext } from '../platform/http/context.ts';
+import type { PageQuery } from '../platform/http/pagination.ts';
+import { formatTimestamp } from '../platform/http/time.ts';
+import { foreignIntegrations } from '../notifications/integrations/repo.ts';
+import { deliveriesOfEvents } from '../notifications/log.ts';
 import * as repo from './repo.ts';
 import type { Trigger, TriggerCreateBody, TriggerEventView, TriggerUpdateBody } from './schemas.ts';
 import { generateTriggerToken } from './token.ts';

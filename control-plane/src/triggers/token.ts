@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { displayPrefix, hashToken } from '../auth/tokens.ts';
+import { displayPrefix, hashToken } from '../accounts/tokens.ts';
 
 /** Trigger tokens: `uptt_` and 32 random bytes, so a leaked one is greppable and told apart from API tokens. */
 export const TRIGGER_TOKEN_PREFIX = 'uptt_';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { App } from '../http/context.ts';
+import type { App } from '../platform/http/context.ts';
 import { urls } from './urls.ts';
 
 interface Asset {

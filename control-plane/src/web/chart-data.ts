@@ -1,5 +1,5 @@
-import type { Sql } from '../db/sql.ts';
-import { formatTimestamp } from '../http/time.ts';
+import type { Sql } from '../platform/db/sql.ts';
+import { formatTimestamp } from '../platform/http/time.ts';
 import type { DayUptime, Series, SparkPoint } from './charts.ts';
 
 /** Reads behind the charts. Callers have checked that the monitors are the viewer's. */

@@ -1,4 +1,4 @@
-import { relativeTime } from '../http/time.ts';
+import { relativeTime } from '../platform/http/time.ts';
 import { CSRF_FIELD } from './csrf.ts';
 import { html, type Child, type Html } from './html.ts';
 

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { IntegrationType } from '../../../shared/src/contracts/notify.ts';
-import { channelSpecs } from '../notify/channels/index.ts';
+import { channelSpecs } from '../notifications/channels/index.ts';
 import type { Form } from './context.ts';
 
 /**

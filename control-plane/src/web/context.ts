@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { notFound } from '../errors.ts';
+import { notFound } from '../platform/errors.ts';
 import type { HeartbeatContext } from '../heartbeats/service.ts';
 import type { Html } from './html.ts';
 import type { AssetHrefs } from './layout.ts';
-import type { WebSession } from './sessions.ts';
+import type { WebSession } from '../accounts/sessions.ts';
 
 /** What the dashboard needs: the API's context (its pages call the same services). */
 export type WebContext = HeartbeatContext;

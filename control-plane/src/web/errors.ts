@@ -1,7 +1,7 @@
 import type { FastifyError } from 'fastify';
 import { ZodError } from 'zod';
-import { AppError } from '../errors.ts';
-import type { App } from '../http/context.ts';
+import { AppError } from '../platform/errors.ts';
+import type { App } from '../platform/http/context.ts';
 import type { WebDeps } from './context.ts';
 import { html, type Html } from './html.ts';
 import { publicPage } from './layout.ts';

@@ -1,7 +1,7 @@
-import type { Principal } from '../auth/bearer.ts';
-import type { Integration } from '../integrations/schemas.ts';
-import * as integrations from '../integrations/service.ts';
-import type { DeliveryView } from '../notify/log.ts';
+import type { Principal } from '../accounts/bearer.ts';
+import type { Integration } from '../notifications/integrations/schemas.ts';
+import * as integrations from '../notifications/integrations/service.ts';
+import type { DeliveryView } from '../notifications/log.ts';
 import { checkbox } from './components.ts';
 import { typeLabels } from './config-fields.ts';
 import type { Form, WebDeps } from './context.ts';

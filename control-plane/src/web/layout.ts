@@ -1,8 +1,8 @@
 import { csrfInput } from './components.ts';
 import { html, raw, type Child, type Html } from './html.ts';
-import type { WebSession } from './sessions.ts';
+import type { WebSession } from '../accounts/sessions.ts';
 import { urls } from './urls.ts';
-import type { Workspace } from './workspace.ts';
+import type { Workspace } from '../projects/workspace.ts';
 
 export interface AssetHrefs {
   css: string;

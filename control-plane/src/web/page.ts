@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { sessionOf, type WebDeps } from './context.ts';
 import { html, type Html } from './html.ts';
 import { appPage, pageHead, type Chrome, type NavKey } from './layout.ts';
-import type { ProjectChoice } from './workspace.ts';
-import { loadWorkspace } from './workspace.ts';
+import type { ProjectChoice } from '../projects/workspace.ts';
+import { loadWorkspace } from '../projects/workspace.ts';
 import { urls } from './urls.ts';
 
 export interface PageContext extends Chrome {

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/bearer.ts';
+import type { Principal } from '../accounts/bearer.ts';
 
 /**
  * Public views (status pages, badges) read through the same services as everything else, as a

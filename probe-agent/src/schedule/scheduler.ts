@@ -1,4 +1,4 @@
-import { createHeap } from './heap.ts'
+import { createHeap } from '../../../shared/src/heap.ts'
 
 export type SchedulerOptions<T> = {
   now: () => number

@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { MAX_PER_PAGE } from '../../http/pagination.ts';
+import { MAX_PER_PAGE } from '../../platform/http/pagination.ts';
 import { listIncidents, listResults } from '../../monitors/history.ts';
 import { MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';

@@ -1,9 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { requireProject } from '../../auth/bearer.ts';
+import { requireProject } from '../../accounts/bearer.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
-import { MAX_PER_PAGE } from '../../http/pagination.ts';
-import { formatTimestamp } from '../../http/time.ts';
+import { MAX_PER_PAGE } from '../../platform/http/pagination.ts';
+import { formatTimestamp } from '../../platform/http/time.ts';
 import { listProjects } from '../../projects/repo.ts';
 import { monitorStatuses } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';

@@ -1,13 +1,13 @@
-import type { App } from '../../http/context.ts';
+import type { App } from '../../platform/http/context.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import * as monitors from '../../monitors/service.ts';
 import { badgeSvg } from '../badge-svg.ts';
-import { createBadge, deleteBadge, findBadge, type BadgeSubject } from '../badges-repo.ts';
+import { createBadge, deleteBadge, findBadge, type BadgeSubject } from '../../status-pages/badges-repo.ts';
 import { copyRow, formatUptime, monitorStatusName, postButton } from '../components.ts';
 import { idParam, sessionOf, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { projectPrincipal } from '../public-principal.ts';
-import { setFlash } from '../sessions.ts';
+import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 
 async function projectOf(deps: WebDeps, b: { monitor_id: string | null; heartbeat_id: string | null }): Promise<string | undefined> {

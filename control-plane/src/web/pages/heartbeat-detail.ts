@@ -1,17 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../http/context.ts';
-import { relativeTime } from '../../http/time.ts';
+import type { App } from '../../platform/http/context.ts';
+import { relativeTime } from '../../platform/http/time.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
-import { listPings } from '../../pings/service.ts';
-import type { PingLogEntry } from '../../pings/schemas.ts';
-import { badgeSlug } from '../badges-repo.ts';
+import { listPings } from '../../heartbeats/pings/service.ts';
+import type { PingLogEntry } from '../../heartbeats/pings/schemas.ts';
+import { badgeSlug } from '../../status-pages/badges-repo.ts';
 import { copyRow, formatDuration, snippet, fromNow, heartbeatPill, heartbeatSchedule, postButton, timeTag } from '../components.ts';
 import { idParam, queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
-import { setFlash } from '../sessions.ts';
+import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 import { badgeCard } from './badges.ts';
 

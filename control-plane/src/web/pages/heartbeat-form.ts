@@ -1,17 +1,17 @@
-import { AppError } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
-import { zodIssuesToErrors } from '../../http/error-handler.ts';
-import { validationMessage } from '../../http/validation.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
+import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
+import { validationMessage } from '../../platform/http/validation.ts';
 import { DEFAULT_GRACE_PERIOD, HeartbeatCreateBody, HeartbeatUpdateBody, type Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
-import type { Integration } from '../../integrations/schemas.ts';
+import type { Integration } from '../../notifications/integrations/schemas.ts';
 import { chosenIntegrations, integrationChoices, projectIntegrations } from '../integration-choices.ts';
 import { csrfInput, field, fieldErrors, formErrorSummary } from '../components.ts';
 import { formOf, idParam, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { noProject, pageContext, render, type PageContext } from '../page.ts';
-import { setFlash } from '../sessions.ts';
+import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 
 type Kind = 'cron' | 'period' | 'none';

@@ -1,5 +1,5 @@
-import type { App } from '../../http/context.ts';
-import { queryInt } from '../../http/params.ts';
+import type { App } from '../../platform/http/context.ts';
+import { queryInt } from '../../platform/http/params.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { emptyState, formatDuration, fromNow, heartbeatPill, heartbeatSchedule, timeTag } from '../components.ts';

@@ -1,16 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { integrationTypes, IntegrationType } from '../../../../shared/src/contracts/notify.ts';
 import { addressPolicy } from '../../../../shared/src/net/lookup.ts';
-import { AppError } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
-import { zodIssuesToErrors } from '../../http/error-handler.ts';
-import { relativeTime } from '../../http/time.ts';
-import { validationMessage } from '../../http/validation.ts';
-import { IntegrationCreateBody, type Integration } from '../../integrations/schemas.ts';
-import * as integrations from '../../integrations/service.ts';
-import { createHttpClient } from '../../notify/channels/http.ts';
-import { createChannels } from '../../notify/channels/index.ts';
-import type { DeliveryView } from '../../notify/log.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
+import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
+import { relativeTime } from '../../platform/http/time.ts';
+import { validationMessage } from '../../platform/http/validation.ts';
+import { IntegrationCreateBody, type Integration } from '../../notifications/integrations/schemas.ts';
+import * as integrations from '../../notifications/integrations/service.ts';
+import { createHttpClient } from '../../notifications/channels/http.ts';
+import { createChannels } from '../../notifications/channels/index.ts';
+import type { DeliveryView } from '../../notifications/log.ts';
 import { csrfInput, emptyState, field, fieldErrors, formErrorSummary, postButton, timeTag } from '../components.ts';
 import { deliveryPill } from '../integration-choices.ts';
 import { configFields, readConfig, typeLabels, type ConfigField } from '../config-fields.ts';
@@ -18,7 +18,7 @@ import { formOf, idParam, queryText, sendHtml, sessionOf, text, type Form, type 
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { noProject, pageContext, render, type PageContext } from '../page.ts';
-import { setFlash } from '../sessions.ts';
+import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 
 const acronyms: Record<string, string> = { url: 'URL', smtp: 'SMTP', api: 'API', id: 'ID' };

@@ -1,13 +1,13 @@
-import { AppError } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
-import { relativeTime } from '../../http/time.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
+import { relativeTime } from '../../platform/http/time.ts';
 import { csrfInput, field, postButton, timeTag } from '../components.ts';
 import { formOf, idParam, sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
 import { html } from '../html.ts';
 import { pageHead } from '../layout.ts';
-import { addMember, listMembers, removeMember } from '../members.ts';
+import { addMember, listMembers, removeMember } from '../../projects/members.ts';
 import { noProject, pageContext, render } from '../page.ts';
-import { setFlash } from '../sessions.ts';
+import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 
 export function memberRoutes(app: App, deps: WebDeps): void {

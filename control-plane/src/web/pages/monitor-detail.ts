@@ -1,9 +1,9 @@
-import type { App } from '../../http/context.ts';
-import { relativeTime } from '../../http/time.ts';
+import type { App } from '../../platform/http/context.ts';
+import { relativeTime } from '../../platform/http/time.ts';
 import { listIncidents, listResults } from '../../monitors/history.ts';
 import type { Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { badgeSlug } from '../badges-repo.ts';
+import { badgeSlug } from '../../status-pages/badges-repo.ts';
 import { chartRanges, responseSeries, type ChartRange } from '../chart-data.ts';
 import { phaseBar, phaseLegend, responseChart } from '../charts.ts';
 import { formatDuration, formatMs, formatUptime, monitorPill, postButton, timeTag } from '../components.ts';
@@ -11,7 +11,7 @@ import { idParam, queryText, sendHtml, sessionOf, type WebDeps } from '../contex
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
-import { setFlash } from '../sessions.ts';
+import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 import { badgeCard } from './badges.ts';
 import { codesText } from './monitor-form.ts';

@@ -1,19 +1,19 @@
 import { HttpMethod } from '../../../../shared/src/contracts/monitoring.ts';
-import { AppError } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
-import { zodIssuesToErrors } from '../../http/error-handler.ts';
-import { validationMessage } from '../../http/validation.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
+import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
+import { validationMessage } from '../../platform/http/validation.ts';
 import { MonitorCreateBody, MonitorUpdateBody, defaultValidHttpCodes, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { splitUrlCredentials } from '../../monitors/url-credentials.ts';
-import type { Integration } from '../../integrations/schemas.ts';
+import type { Integration } from '../../notifications/integrations/schemas.ts';
 import { chosenIntegrations, integrationChoices, projectIntegrations } from '../integration-choices.ts';
 import { checkbox, csrfInput, field, formErrorSummary, selectField } from '../components.ts';
 import { formOf, idParam, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { noProject, pageContext, render, type PageContext } from '../page.ts';
-import { setFlash } from '../sessions.ts';
+import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 
 /** "200-299, 301" for [200, ..., 299, 301]: the codes as ranges, the way people write them. */

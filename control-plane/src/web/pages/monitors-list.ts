@@ -1,5 +1,5 @@
-import type { App } from '../../http/context.ts';
-import { queryInt } from '../../http/params.ts';
+import type { App } from '../../platform/http/context.ts';
+import { queryInt } from '../../platform/http/params.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { sparklines } from '../chart-data.ts';

@@ -1,4 +1,4 @@
-import type { App } from '../../http/context.ts';
+import type { App } from '../../platform/http/context.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';

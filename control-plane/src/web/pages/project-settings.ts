@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
 import { insertProject, updateProject } from '../../projects/repo.ts';
 import { copyRow, csrfInput, field, postButton } from '../components.ts';
 import { formOf, sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
 import { html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
-import { setCurrentProject, setFlash } from '../sessions.ts';
-import { disableStatusPage, enableStatusPage, regenerateStatusPage, statusPageSlug } from '../status-pages-repo.ts';
+import { setCurrentProject, setFlash } from '../../accounts/sessions.ts';
+import { disableStatusPage, enableStatusPage, regenerateStatusPage, statusPageSlug } from '../../status-pages/repo.ts';
 import { urls } from '../urls.ts';
 
 const projectName = z.string().trim().min(1, 'Give the project a name.').max(255, 'At most 255 characters.');

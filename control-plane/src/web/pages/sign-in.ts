@@ -1,13 +1,13 @@
-import { verifyPassword, hashPassword } from '../../auth/passwords.ts';
-import type { App } from '../../http/context.ts';
+import { verifyPassword, hashPassword } from '../../accounts/passwords.ts';
+import type { App } from '../../platform/http/context.ts';
 import { csrfInput, field } from '../components.ts';
 import { clearSessionCookie, setPreSessionCookie, setSessionCookie } from '../cookies.ts';
 import { crossSite, sameToken, submittedToken } from '../csrf.ts';
 import { formOf, localPath, queryText, sendHtml, text, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { authPage } from '../layout.ts';
-import { createSession, destroySession, loadSession, purgeExpiredSessions, randomToken } from '../sessions.ts';
-import { purgeSignInAttempts, reserveSignIn, signInSucceeded } from '../throttle.ts';
+import { createSession, destroySession, loadSession, purgeExpiredSessions, randomToken } from '../../accounts/sessions.ts';
+import { purgeSignInAttempts, reserveSignIn, signInSucceeded } from '../../accounts/throttle.ts';
 import { urls } from '../urls.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 

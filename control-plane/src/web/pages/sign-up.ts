@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { createUser } from '../../accounts/service.ts';
-import { AppError, notFound } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
-import { zodIssuesToErrors } from '../../http/error-handler.ts';
-import { validationMessage } from '../../http/validation.ts';
+import { AppError, notFound } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
+import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
+import { validationMessage } from '../../platform/http/validation.ts';
 import { csrfInput, field } from '../components.ts';
 import { setPreSessionCookie, setSessionCookie } from '../cookies.ts';
 import { formOf, sendHtml, text, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { authPage } from '../layout.ts';
-import { createSession, randomToken } from '../sessions.ts';
-import { reserveSignUp } from '../throttle.ts';
+import { createSession, randomToken } from '../../accounts/sessions.ts';
+import { reserveSignUp } from '../../accounts/throttle.ts';
 import { urls } from '../urls.ts';
 import { formExpiredPage, preSessionToken, signedOutFormValid } from './sign-in.ts';
 

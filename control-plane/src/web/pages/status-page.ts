@@ -1,4 +1,4 @@
-import type { App } from '../../http/context.ts';
+import type { App } from '../../platform/http/context.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
@@ -11,7 +11,7 @@ import { renderError } from '../errors.ts';
 import { html, raw, type Html } from '../html.ts';
 import { publicPage } from '../layout.ts';
 import { projectPrincipal } from '../public-principal.ts';
-import { findStatusPage } from '../status-pages-repo.ts';
+import { findStatusPage } from '../../status-pages/repo.ts';
 import { urls } from '../urls.ts';
 
 const DAYS = 90;

@@ -1,7 +1,7 @@
-import { AppError } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
 import { formOf, sessionOf, text, type WebDeps } from '../context.ts';
-import { setCurrentProject } from '../sessions.ts';
+import { setCurrentProject } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 
 const sections = [urls.monitors, urls.heartbeats, urls.triggers, urls.integrations, urls.tokens, urls.members, urls.project];

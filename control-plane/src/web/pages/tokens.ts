@@ -1,14 +1,14 @@
 import { createToken, revokeTokenByName, type CreatedToken } from '../../accounts/service.ts';
-import { AppError, notFound } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
-import { relativeTime } from '../../http/time.ts';
+import { AppError, notFound } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
+import { relativeTime } from '../../platform/http/time.ts';
 import { copyRow, csrfInput, field, postButton, snippet, timeTag } from '../components.ts';
 import { formOf, idParam, sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render, type PageContext } from '../page.ts';
-import { setFlash } from '../sessions.ts';
-import { activeTokenName, activeTokens, type TokenRow } from '../tokens-repo.ts';
+import { setFlash } from '../../accounts/sessions.ts';
+import { activeTokenName, activeTokens, type TokenRow } from '../../accounts/tokens-repo.ts';
 import { urls } from '../urls.ts';
 
 const MCP_TOKEN_NAME = 'mcp';

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../errors.ts';
-import type { App } from '../../http/context.ts';
-import { zodIssuesToErrors } from '../../http/error-handler.ts';
-import { relativeTime } from '../../http/time.ts';
-import { validationMessage } from '../../http/validation.ts';
-import * as integrations from '../../integrations/service.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/context.ts';
+import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
+import { relativeTime } from '../../platform/http/time.ts';
+import { validationMessage } from '../../platform/http/validation.ts';
+import * as integrations from '../../notifications/integrations/service.ts';
 import { ratePeriods, TriggerCreateBody, TriggerUpdateBody, type Trigger, type TriggerEventView } from '../../triggers/schemas.ts';
 import * as triggers from '../../triggers/service.ts';
 import { checkbox, copyRow, csrfInput, emptyState, field, fieldErrors, formErrorSummary, postButton, snippet, timeTag } from '../components.ts';
@@ -12,7 +12,7 @@ import { formOf, idParam, queryText, sendHtml, sessionOf, text, type Form, type 
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { noProject, pageContext, render, type PageContext } from '../page.ts';
-import { setFlash } from '../sessions.ts';
+import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 import { chosenIntegrations, deliveryPill, integrationChoices } from '../integration-choices.ts';
 

@@ -1,0 +1,32 @@
+import { arrayLiteral, type Db, type Sql, type Statement } from '../../platform/db/sql.ts';
+import type { HeartbeatRecord } from '../repo.ts';
+import type { StateColumns } from '../record.ts';
+
+/** Every heartbeat of these partitions; the expression is pingPartition's (shared/src/pings/partition.ts). */
+export function loadPartitions(sql: Sql, partitions: number, which: readonly number[]) {
+  return sql<HeartbeatRecord[]>`
+    select * from heartbeats h
+    where (('x' || left(md5(h.id::text), 8))::bit(32)::bigint % ${partitions}) = any(${arrayLiteral(which.map(String))}::int[])`;
+}
+
+/** The rows, locked until the transaction ends, in id order so two lockers never deadlock. */
+export function lockHeartbeats(tx: Db, ids: readonly string[]) {
+  return tx<HeartbeatRecord[]>`
+    select * from heartbeats where id = any(${arrayLiteral(ids)}::uuid[]) order by id for update`;
+}
+
+/**
+ * The statement that writes transitions (run with the step's other writes, see `together`);
+ * updated_at stays, so the change trigger does not fire for our own writes.
+ */
+export function statesUpdate(tx: Db, rows: readonly (StateColumns & { id: string })[]): Statement {
+  const col = <K extends keyof StateColumns | 'id'>(k: K) => arrayLiteral(rows.map((r) => r[k]));
+  return tx`
+    update heartbeats h set status = v.status, next_ping_at = v.next_ping_at, last_ping_at = v.last_ping_at,
+      last_ping_kind = v.last_ping_kind, started_at = v.started_at, down_since = v.down_since
+    from unnest(${col('id')}::uuid[], ${col('status')}::text[], ${col('next_ping_at')}::timestamptz[],
+      ${col('last_ping_at')}::timestamptz[], ${col('last_ping_kind')}::text[], ${col('started_at')}::timestamptz[],
+      ${col('down_since')}::timestamptz[])
+      as v(id, status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since)
+    where h.id = v.id`;
+}

@@ -1,0 +1,340 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { JsMsg } from '@nats-io/jetstream';
+import { Ping } from '../../../../shared/src/contracts/pings.ts';
+import type { Logger } from '../../../../shared/src/logger.ts';
+import type { Metrics } from '../../../../shared/src/metrics.ts';
+import type { NatsConnection } from '../../../../shared/src/nats.ts';
+import { pingPartition } from '../../../../shared/src/pings/partition.ts';
+import { bucketOptions, openBucket } from '../../../../shared/src/provision.ts';
+import type { Names } from '../../../../shared/src/subjects.ts';
+import type { Sql } from '../../platform/db/sql.ts';
+import type { OutboxPublisher } from '../../platform/outbox.ts';
+import { stateOf } from '../record.ts';
+import { deadlineOf } from '../state.ts';
+import { createActors } from './actors.ts';
+import { systemClock, type Clock } from '../../platform/clock.ts';
+import { consumePartition, MAX_ACK_PENDING, type PartitionConsumer } from './consumer.ts';
+import { createDeliveries } from './deliveries.ts';
+import { leaseTiming } from './lease-plan.ts';
+import { startLeases, type Leases } from './leases.ts';
+import { createHeartbeatsProjection } from './projection.ts';
+import { loadPartitions } from './repo.ts';
+import { createPartitionClock, type PartitionClock } from './partition-clock.ts';
+import { createRunner, type Delivery } from './runner.ts';
+import { createDeadlineTimers, type DeadlineTimers } from './timers.ts';
+
+export const DEADLINE_ROLE = 'deadline';
+const RETRY_MS = 2_000;
+
+export interface DeadlineOptions {
+  sql: Sql;
+  nc: NatsConnection;
+  names: Names;
+  log: Logger;
+  outbox: Pick<OutboxPublisher, 'publish'>;
+  /** PING_PARTITIONS. */
+  partitions: number;
+  replicas: number;
+  /**
+   * The heartbeat rules' clock and the deadline heap's timer. Tests pass one they advance;
+   * leases always run on real time, as the server's TTL does.
+   */
+  clock?: Clock;
+  /** Steps per transaction at most (default 500). */
+  batchSize?: number;
+  /** Pings per transaction at most (default 5,000); one step takes all of its heartbeat's queued pings up to this. */
+  pingsPerBatch?: number;
+  /** Transactions at once at most (default 2). */
+  concurrency?: number;
+  /** The process's metrics: armed deadlines per partition, actors, lateness. */
+  metrics?: Metrics;
+}
+
+export interface DeadlineStats {
+  owned: number[];
+  /** Partitions whose pings have all reached this process; the others replay a backlog. */
+  caughtUp: number[];
+  armed: number;
+  actors: number;
+  queuedPings: number;
+  batches: number;
+  steps: number;
+  pings: number;
+  duplicates: number;
+  /** Pings that came after later pings of their heartbeat (merged into its history). */
+  latePings: number;
+  events: number;
+  invalid: number;
+  failures: number;
+}
+
+export interface Deadline {
+  stats(): DeadlineStats;
+  stop(): Promise<void>;
+}
+
+/** A partition this process holds: its clock (partition-clock.ts), its deadlines and its consumer. */
+interface HeldPartition {
+  clock: PartitionClock;
+  timers: DeadlineTimers;
+  consumer?: PartitionConsumer;
+  checking: boolean;
+  /** A ping with others behind it was delivered since the consumer's state was last asked for. */
+  backlogSeen: boolean;
+}
+
+/**
+ * The deadline role (docs/adr/0008-deadline-actors.md): holds a fair share of the PINGS
+ * partitions through leases; for each, consumes its pings, keeps every active heartbeat's
+ * deadline in a timer heap on the partition's clock, runs one actor per heartbeat over the rules
+ * (state.ts), and keeps the partition's keys of KV `heartbeats`. API changes arrive by
+ * LISTEN/NOTIFY. A partition whose pings have not all reached this process (a backlog after an
+ * outage, a takeover, a flood) judges its deadlines by the newest ping delivered, not by the
+ * clock (ADR 0021).
+ */
+export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
+  const log = opts.log.child({ component: 'deadline' });
+  const clock = opts.clock ?? systemClock;
+  const partitionOf = (id: string) => pingPartition(id, opts.partitions);
+  const buckets = { replicas: opts.replicas };
+  const projection = createHeartbeatsProjection(await openBucket(opts.nc, opts.names, 'heartbeats', buckets));
+  const leasesKv = await openBucket(opts.nc, opts.names, 'leases', buckets);
+
+  const owned = new Set<number>();
+  const held = new Map<number, HeldPartition>();
+  // Set once the first lease round has run (partitions taken in it are fresh).
+  let leases: Leases | undefined;
+  const holds = (p: number) => owned.has(p) && (leases?.holds(p) ?? true);
+  // Alone, the process holds every partition: no md5 per deadline and per step.
+  const owns = (id: string) => (owned.size === opts.partitions && (leases?.holdsAll() ?? true)) || holds(partitionOf(id));
+  const deliveries = createDeliveries();
+  const retries = new Set<NodeJS.Timeout>();
+  let invalid = 0;
+
+  const hold = (partition: number): HeldPartition => {
+    const pclock = createPartitionClock(clock);
+    const timers = createDeadlineTimers({
+      clock: pclock,
+      onDue: (ids) => {
+        for (const id of ids) if (owns(id)) actors.tick(id);
+      },
+      ...(opts.metrics ? { onLateness: (ms: number) => opts.metrics!.deadlineLateness.observe(Math.max(0, ms) / 1000) } : {}),
+    });
+    return { clock: pclock, timers, checking: false, backlogSeen: false };
+  };
+
+  /** Asks the consumer whether every ping of the partition has reached this process. */
+  const checkCaughtUp = async (partition: number) => {
+    const h = held.get(partition);
+    if (!h?.consumer || h.checking) return;
+    h.checking = true;
+    h.backlogSeen = false;
+    try {
+      const s = await h.consumer.state();
+      // Deliveries the server waits on beyond those held here went to a previous holder: they
+      // come again after their ack wait, with instants before what was delivered since.
+      const caughtUp = s.pending === 0 && s.ackPending <= deliveries.heldIn(partition);
+      if (held.get(partition) === h && !(caughtUp && h.backlogSeen)) h.clock.setCaughtUp(caughtUp);
+    } catch (err) {
+      log.debug({ err, partition }, 'consumer state not read; asked again after the next pull');
+    } finally {
+      h.checking = false;
+    }
+  };
+
+  const arm = (id: string, at: number | null) => held.get(partitionOf(id))?.timers.set(id, at);
+  const judgedUntil = (id: string) => held.get(partitionOf(id))?.clock.now() ?? clock.now();
+
+  const retry = (id: string, changed: boolean) => {
+    const timer = setTimeout(() => {
+      retries.delete(timer);
+      if (!owns(id)) return;
+      if (changed) actors.changed(id);
+      else actors.tick(id);
+    }, RETRY_MS);
+    retries.add(timer);
+  };
+
+  const runner = createRunner({
+    sql: opts.sql,
+    log,
+    outbox: opts.outbox,
+    projection,
+    arm,
+    judgedUntil,
+    deliveries,
+    owns,
+    retry,
+    requeue: (id, pings) => actors.park(id, pings),
+  });
+  const pingsPerBatch = opts.pingsPerBatch ?? 5_000;
+  const actors = createActors<Delivery>({
+    run: runner.run,
+    batchSize: opts.batchSize ?? 500,
+    pingsPerStep: Math.min(MAX_ACK_PENDING, pingsPerBatch),
+    pingsPerBatch,
+    concurrency: opts.concurrency ?? 2,
+    onError: (err) => log.error({ err }, 'deadline batch crashed'),
+  });
+
+  const receive = (partition: number, msg: JsMsg) => {
+    const h = held.get(partition);
+    if (h) {
+      if (msg.info.pending > 0) h.backlogSeen = true;
+      h.clock.delivered(msg.time.getTime(), msg.info.pending);
+    }
+    if (!deliveries.hold(msg, partition)) return;
+    // At the cap the server delivers nothing more until pings are answered: what waits is unknown.
+    if (h && deliveries.heldIn(partition) >= MAX_ACK_PENDING) h.clock.setCaughtUp(false);
+    let parsed: ReturnType<typeof Ping.safeParse> | undefined;
+    try {
+      parsed = Ping.safeParse(msg.json());
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed?.success) {
+      invalid++;
+      log.warn({ subject: msg.subject, seq: msg.seq, issues: parsed?.error?.issues.slice(0, 3) }, 'invalid ping terminated');
+      deliveries.settle(msg.seq, (m) => m.term());
+      return;
+    }
+    if (!holds(partition)) {
+      deliveries.settle(msg.seq, (m) => m.nak());
+      return;
+    }
+    actors.ping(parsed.data.heartbeat_id, { seq: msg.seq, ping: parsed.data, at: msg.time });
+  };
+
+  /** Arms the partitions' deadlines and reconciles their KV keys. `force` after a lost database connection, when notifications may have been missed. */
+  const load = async (ps: readonly number[], force: boolean) => {
+    if (ps.length === 0) return;
+    const scope = new Set(ps);
+    const rows = await loadPartitions(opts.sql, opts.partitions, ps);
+    let armed = 0;
+    for (const r of rows) {
+      if (!owns(r.id)) continue;
+      const timers = held.get(partitionOf(r.id))?.timers;
+      if (!timers) continue;
+      const due = r.active ? (deadlineOf(stateOf(r))?.getTime() ?? null) : null;
+      if (due !== null) armed++;
+      // A step that ran since the take read the row later than this load may have: it wins.
+      if (force) timers.set(r.id, due);
+      else timers.setIfAbsent(r.id, due);
+    }
+    const kv = await projection.reconcile(rows, (id) => scope.has(partitionOf(id)));
+    log.info({ partitions: ps, heartbeats: rows.length, armed, kvPuts: kv.puts, kvDeletes: kv.deletes }, 'partitions loaded');
+  };
+
+  const drop = async (ps: number[]) => {
+    const scope = new Set(ps);
+    for (const p of ps) owned.delete(p);
+    const inScope = (id: string) => scope.has(partitionOf(id));
+    const { pings, settled } = actors.drop(inScope);
+    for (const d of pings) deliveries.settle(d.seq, (m) => m.nak());
+    const dropped = ps.flatMap((p) => {
+      const h = held.get(p);
+      held.delete(p);
+      h?.timers.stop();
+      return h ? [h] : [];
+    });
+    await Promise.all(dropped.map((h) => h.consumer?.stop()));
+    await settled;
+  };
+
+  const take = async (ps: number[]) => {
+    for (const p of ps) {
+      owned.add(p);
+      held.set(p, hold(p));
+    }
+    try {
+      for (const p of ps) {
+        const consumer = await consumePartition({
+          nc: opts.nc,
+          names: opts.names,
+          partition: p,
+          log,
+          onMessage: (m) => receive(p, m),
+          onPulled: (delivered, pendingAfter) => {
+            const h = held.get(p);
+            if (h && !h.clock.backlog.caughtUp && (delivered === 0 || pendingAfter === 0)) void checkCaughtUp(p);
+          },
+        });
+        const h = held.get(p);
+        if (h) h.consumer = consumer;
+        await checkCaughtUp(p);
+      }
+      await load(ps, false);
+    } catch (err) {
+      await drop(ps);
+      throw err;
+    }
+  };
+
+  let listening = false;
+  const listener = await opts.sql.listen(
+    'heartbeat_changes',
+    (id) => {
+      if (owns(id)) actors.changed(id);
+    },
+    () => {
+      if (!listening) {
+        listening = true;
+        return;
+      }
+      void load([...owned], true).catch((err: unknown) => log.error({ err }, 'reloading partitions failed'));
+    },
+  );
+
+  const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  leases = await startLeases({
+    kv: leasesKv,
+    names: opts.names,
+    role: DEADLINE_ROLE,
+    partitions: opts.partitions,
+    holder,
+    timing: leaseTiming(bucketOptions(buckets).leases.ttl ?? 10_000),
+    log: log.child({ holder }),
+    onAcquire: take,
+    onRelease: drop,
+  });
+  log.info({ holder, owned: leases.owned() }, 'deadline role started');
+  const armedByPartition = () => new Map([...held].map(([p, h]) => [p, h.timers.size]));
+  const caughtUp = () => [...held].filter(([, h]) => h.clock.backlog.caughtUp).map(([p]) => p).sort((a, b) => a - b);
+  if (opts.metrics) registerMetrics(opts.metrics, { owned: () => leases.owned(), armed: armedByPartition, caughtUp, actors: () => actors.stats() });
+
+  return {
+    stats: () => {
+      let armed = 0;
+      for (const h of held.values()) armed += h.timers.size;
+      return { owned: leases.owned(), caughtUp: caughtUp(), armed, ...actors.stats(), ...runner.stats(), invalid };
+    },
+    async stop() {
+      await leases.stop();
+      await listener.unlisten();
+      for (const t of retries) clearTimeout(t);
+      for (const h of held.values()) h.timers.stop();
+      await actors.idle();
+      await runner.drained();
+      log.info('deadline role stopped');
+    },
+  };
+}
+
+function registerMetrics(
+  metrics: Metrics,
+  role: { owned(): number[]; armed(): ReadonlyMap<number, number>; caughtUp(): number[]; actors(): { actors: number; queuedPings: number } },
+): void {
+  metrics.gauge('uptime_deadline_partitions_owned', 'PINGS partitions whose lease this process holds.', () => role.owned().length);
+  metrics.gauge(
+    'uptime_deadline_partitions_replaying',
+    'Held PINGS partitions whose pings have not all reached this process (a backlog being replayed): their deadlines wait for the replay.',
+    () => role.owned().length - role.caughtUp().length,
+  );
+  metrics.labeledGauge('uptime_deadline_heartbeats_armed', 'Heartbeats with an armed deadline, by partition this process holds.', ['partition'], () => {
+    const armed = role.armed();
+    return role.owned().map((partition) => ({ labels: { partition }, value: armed.get(partition) ?? 0 }));
+  });
+  metrics.gauge('uptime_deadline_actors', 'Heartbeat actors with work queued or a step running.', () => role.actors().actors);
+  metrics.gauge('uptime_deadline_pings_queued', 'Pings waiting for their heartbeat\'s actor.', () => role.actors().queuedPings);
+}

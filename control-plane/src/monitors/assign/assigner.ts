@@ -1,0 +1,169 @@
+import type { KV, KvWatchEntry } from '@nats-io/kv';
+import { AgentPresence } from '../../../../shared/src/contracts/agent.ts';
+import type { Assignment } from '../../../../shared/src/contracts/monitoring.ts';
+import { seal } from '../../../../shared/src/crypto.ts';
+import type { Logger } from '../../../../shared/src/logger.ts';
+import type { NatsConnection } from '../../../../shared/src/nats.ts';
+import { agentPresenceTtlMs, openBucket } from '../../../../shared/src/provision.ts';
+import type { Names } from '../../../../shared/src/subjects.ts';
+import type { Sql } from '../../platform/db/sql.ts';
+import { desiredEntries, loadMonitors } from './desired.ts';
+
+export interface AssignerOptions {
+  sql: Sql;
+  nc: NatsConnection;
+  names: Names;
+  log: Logger;
+  replicas: number;
+  /** Seals credentials a stored URL still holds, for the agents (the check-credentials key). */
+  checkKey: Buffer;
+  now?: () => number;
+  /** How often the live region set is re-read from presence. */
+  regionCheckMs?: number;
+}
+
+export interface Assigner {
+  regions(): ReadonlySet<string>;
+  /** Brings KV `assignments` in line with Postgres, the truth. */
+  reconcile(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The assign role. Postgres is the truth, KV `assignments` its projection for agents: every
+ * monitor change arrives through LISTEN/NOTIFY (a trigger on monitors) and is mirrored at once;
+ * at start-up, after a lost database connection and whenever a region appears or disappears, a
+ * full reconcile puts what is missing or stale and deletes entries without a monitor.
+ */
+export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
+  const log = opts.log.child({ component: 'assigner' });
+  const sealPassword = (password: string) => seal(password, opts.checkKey);
+  const now = opts.now ?? Date.now;
+  const kv: KV = await openBucket(opts.nc, opts.names, 'assignments', { replicas: opts.replicas });
+  const agentsKv: KV = await openBucket(opts.nc, opts.names, 'agents', { replicas: opts.replicas });
+
+  // What the bucket holds, key -> revision, kept current by a watch (our own writes included).
+  const current = new Map<string, string>();
+  const assignmentsWatch = await watchAll(kv, (e) => {
+    if (e.operation === 'PUT') {
+      const parsed = safeJson(e) as Partial<Assignment> | undefined;
+      current.set(e.key, typeof parsed?.revision === 'string' ? parsed.revision : '');
+    } else current.delete(e.key);
+  });
+
+  // Live agents per region, from presence; an entry older than the bucket TTL is dead even if
+  // no delete marker reached us. Both watches have caught up before the first reconcile, so a
+  // restart never mistakes "not read yet" for "no agents" and unassigns everything.
+  const presence = new Map<string, number>();
+  const agentsWatch = await watchAll(agentsKv, (e) => {
+    if (e.operation !== 'PUT') {
+      presence.delete(e.key);
+      return;
+    }
+    const parsed = AgentPresence.safeParse(safeJson(e));
+    presence.set(e.key, parsed.success ? Date.parse(parsed.data.seen_at) : e.created.getTime());
+  });
+  await Promise.all([assignmentsWatch.caughtUp, agentsWatch.caughtUp]);
+  let regions = new Set<string>();
+  const liveRegions = () => {
+    const set = new Set<string>();
+    for (const [key, seen] of presence) if (now() - seen <= agentPresenceTtlMs) set.add(key.slice(0, key.indexOf('.')));
+    return set;
+  };
+
+  // One operation at a time: a reconcile and a single-monitor sync never interleave.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = chain.then(fn, fn);
+    chain = next.catch(() => {});
+    return next;
+  };
+
+  const apply = async (desired: Map<string, Assignment>, scope: (key: string) => boolean) => {
+    let puts = 0;
+    let deletes = 0;
+    for (const [key, value] of desired) {
+      if (current.get(key) === value.revision) continue;
+      await kv.put(key, JSON.stringify(value));
+      current.set(key, value.revision);
+      puts++;
+    }
+    for (const key of [...current.keys()]) {
+      if (scope(key) && !desired.has(key)) {
+        await kv.delete(key);
+        current.delete(key);
+        deletes++;
+      }
+    }
+    return { puts, deletes };
+  };
+
+  const reconcile = () =>
+    serial(async () => {
+      regions = liveRegions();
+      const desired = new Map<string, Assignment>();
+      for (const m of await loadMonitors(opts.sql)) for (const [k, v] of desiredEntries(m, regions, opts.names, sealPassword)) desired.set(k, v);
+      const { puts, deletes } = await apply(desired, () => true);
+      log.info({ regions: [...regions], assignments: desired.size, puts, deletes }, 'assignments reconciled');
+    });
+
+  const sync = (monitorId: string) =>
+    serial(async () => {
+      const [m] = await loadMonitors(opts.sql, monitorId);
+      const desired = m ? desiredEntries(m, regions, opts.names, sealPassword) : new Map<string, Assignment>();
+      const { puts, deletes } = await apply(desired, (key) => key.endsWith(`.${monitorId}`));
+      log.debug({ monitorId, puts, deletes }, 'monitor assignment synced');
+    });
+
+  const failed = (what: string) => (err: unknown) => log.error({ err }, `${what} failed`);
+  const listener = await opts.sql.listen(
+    'monitor_changes',
+    (id) => void sync(id).catch(failed('assignment sync')),
+    // Runs on the first LISTEN and after every reconnect: changes may have been missed meanwhile.
+    () => void reconcile().catch(failed('reconcile')),
+  );
+
+  const regionTimer = setInterval(() => {
+    const next = liveRegions();
+    if (next.size !== regions.size || [...next].some((r) => !regions.has(r))) {
+      log.info({ from: [...regions], to: [...next] }, 'live regions changed');
+      void reconcile().catch(failed('reconcile'));
+    }
+  }, opts.regionCheckMs ?? 2_500);
+
+  return {
+    regions: () => regions,
+    reconcile,
+    async stop() {
+      clearInterval(regionTimer);
+      await listener.unlisten();
+      assignmentsWatch.stop();
+      agentsWatch.stop();
+      await chain;
+    },
+  };
+}
+
+/** Watches every key; `caughtUp` resolves once the values present at the start were delivered. */
+async function watchAll(kv: KV, onEntry: (e: KvWatchEntry) => void): Promise<{ caughtUp: Promise<void>; stop(): void }> {
+  const empty = (await kv.status()).values === 0;
+  const iter = await kv.watch({ key: '>' });
+  let resolve!: () => void;
+  const caughtUp = new Promise<void>((r) => (resolve = r));
+  if (empty) resolve();
+  void (async () => {
+    for await (const e of iter) {
+      onEntry(e);
+      if ((e.delta ?? 0) === 0) resolve();
+    }
+  })();
+  return { caughtUp, stop: () => iter.stop() };
+}
+
+function safeJson(e: { json(): unknown }): unknown {
+  try {
+    return e.json();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,48 @@
+import type { Assignment } from '../../../../shared/src/contracts/monitoring.ts';
+import type { Names } from '../../../../shared/src/subjects.ts';
+import type { Db } from '../../platform/db/sql.ts';
+import type { MonitorRecord } from '../repo.ts';
+import { moveIntoBasicAuth } from '../url-credentials.ts';
+
+/** What the assigner reads of a monitor. */
+export type AssignableMonitor = Omit<MonitorRecord, 'name' | 'status' | 'last_checked_at' | 'created_at'>;
+
+/**
+ * The KV entries a monitor should have: one per region it is checked from; none when paused.
+ * Credentials still written into a stored URL travel sealed, like the basic-auth password,
+ * never in the URL (`sealPassword` seals with the check-credentials key).
+ */
+export function desiredEntries(
+  stored: AssignableMonitor,
+  liveRegions: ReadonlySet<string>,
+  names: Names,
+  sealPassword: (password: string) => string,
+): Map<string, Assignment> {
+  const out = new Map<string, Assignment>();
+  if (!stored.active) return out;
+  const m = moveIntoBasicAuth(stored, sealPassword);
+  for (const region of m.regions ?? [...liveRegions]) {
+    out.set(names.keys.assignment(region, m.id), {
+      monitor_id: m.id,
+      project_id: m.project_id,
+      region,
+      url: m.url,
+      method: m.method,
+      valid_http_codes: m.valid_http_codes,
+      basic_auth_username: m.basic_auth_username,
+      basic_auth_password_sealed: m.basic_auth_password_sealed,
+      interval: m.interval_seconds,
+      timeout: m.timeout_seconds,
+      follow_redirects: m.follow_redirects,
+      revision: m.updated_at,
+    });
+  }
+  return out;
+}
+
+export function loadMonitors(db: Db, id?: string) {
+  return db<AssignableMonitor[]>`
+    select id, project_id, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed, active,
+      interval_seconds, timeout_seconds, regions, follow_redirects, updated_at
+    from monitors ${id ? db`where id = ${id}` : db``}`;
+}

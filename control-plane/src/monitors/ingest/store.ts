@@ -1,0 +1,184 @@
+import type { CheckResult } from '../../../../shared/src/contracts/monitoring.ts';
+import type { DomainEvent } from '../../../../shared/src/contracts/events.ts';
+import type { Db, Sql } from '../../platform/db/sql.ts';
+import { recordEvent } from '../../platform/outbox.ts';
+import { withoutUrlCredentials } from '../url-credentials.ts';
+import { evaluateMonitor, staleAfter, type Evaluation, type MonitorHealth, type RegionVote } from '../status.ts';
+import { columnsOf } from './columns.ts';
+
+/** A monitor that got new rows: one row per region voting for it (one row without a region when none does). */
+interface VoteRow {
+  monitor_id: string;
+  status: MonitorHealth;
+  interval_seconds: number;
+  region: string | null;
+  ok: boolean | null;
+  /** scheduled_at, epoch milliseconds. */
+  at: number | null;
+  error: string | null;
+}
+
+interface Subject {
+  id: string;
+  status: MonitorHealth;
+  interval_seconds: number;
+}
+
+/**
+ * Writes a batch of results in one transaction and applies their effects: each region's latest
+ * vote and last check, hourly rollups, and status transitions with their incident and event.
+ * Only rows actually inserted have effects, so a redelivered batch changes nothing.
+ * Returns the events to publish once the transaction has committed.
+ *
+ * Two round trips whatever the batch size, and a third when a status changes: lock the batch's
+ * monitors, then one statement writes everything the rows imply and returns the votes the
+ * status rule needs.
+ */
+export async function storeResults(sql: Sql, results: readonly CheckResult[], now: Date): Promise<DomainEvent[]> {
+  if (results.length === 0) return [];
+  const ids = [...new Set(results.map((r) => r.monitor_id))].sort();
+  return sql.begin(async (tx) => {
+    // The row lock serialises concurrent ingesters per monitor and waits out a concurrent delete.
+    // It is taken before the next statement starts, so that statement's snapshot holds every vote
+    // committed by whoever held a lock before.
+    const [{ n }] = (await tx<{ n: number }[]>`
+      select count(*)::int as n from (select 1 from monitors where id = any(${ids}::uuid[]) order by id for no key update) l`) as unknown as [{ n: number }];
+    let kept = results;
+    if (n < ids.length) {
+      // Results of monitors deleted meanwhile are dropped (rare: only then is the list read).
+      const known = new Set((await tx<{ id: string }[]>`select id from monitors where id = any(${ids}::uuid[])`).map((m) => m.id));
+      kept = results.filter((r) => known.has(r.monitor_id));
+      if (kept.length === 0) return [];
+    }
+    const c = columnsOf(kept);
+    const rows = await tx<VoteRow[]>`
+      with ins as (
+        insert into check_results (monitor_id, scheduled_at, region, checked_at, agent_id, ok, status_code,
+          dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms, error_class, error_message, attempts)
+        select r.* from unnest(${c.monitorId}::uuid[], ${c.scheduledAt}::timestamptz[], ${c.region}::text[], ${c.checkedAt}::timestamptz[],
+          ${c.agentId}::text[], ${c.ok}::boolean[], ${c.statusCode}::smallint[], ${c.dns}::real[], ${c.connect}::real[], ${c.tls}::real[],
+          ${c.ttfb}::real[], ${c.total}::real[], ${c.errorClass}::text[], ${c.errorMessage}::text[], ${c.attempts}::smallint[])
+          as r(monitor_id, scheduled_at, region, checked_at, agent_id, ok, status_code, dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms,
+            error_class, error_message, attempts)
+        on conflict do nothing
+        returning monitor_id, region, scheduled_at, checked_at, ok, total_ms,
+          case when error_class is null then null else coalesce(error_message, error_class) end as error
+      ), votes as (
+        insert into monitor_regions as v (monitor_id, region, ok, scheduled_at, error, checked_at)
+        select distinct on (monitor_id, region) monitor_id, region, ok, scheduled_at, error, checked_at
+        from ins order by monitor_id, region, scheduled_at desc
+        on conflict (monitor_id, region) do update
+          set ok = excluded.ok, scheduled_at = excluded.scheduled_at, error = excluded.error, checked_at = excluded.checked_at
+          where v.scheduled_at < excluded.scheduled_at
+        returning monitor_id, region, ok, scheduled_at, error
+      ), rollups as (
+        insert into check_rollups as c (monitor_id, region, hour, checks, failures, total_ms_sum, total_ms_max)
+        select monitor_id, region, date_trunc('hour', scheduled_at) as hour, count(*), count(*) filter (where not ok), sum(total_ms), max(total_ms)
+        from ins group by monitor_id, hour, region order by monitor_id, hour, region
+        on conflict (monitor_id, hour, region) do update set
+          checks = c.checks + excluded.checks,
+          failures = c.failures + excluded.failures,
+          total_ms_sum = c.total_ms_sum + excluded.total_ms_sum,
+          total_ms_max = greatest(c.total_ms_max, excluded.total_ms_max)
+      ), touched as (
+        select m.id, m.status, m.interval_seconds from (select distinct monitor_id from ins) i
+        join monitors m on m.id = i.monitor_id
+        where m.active
+      ), current as (
+        -- This statement does not see its own upsert: the votes it wrote, and the others as they were.
+        select monitor_id, region, ok, scheduled_at, error from votes
+        union all
+        select r.monitor_id, r.region, r.ok, r.scheduled_at, r.error from monitor_regions r
+        where r.monitor_id in (select id from touched)
+          and not exists (select 1 from votes v where v.monitor_id = r.monitor_id and v.region = r.region)
+      )
+      select t.id as monitor_id, t.status, t.interval_seconds, v.region, v.ok,
+        (extract(epoch from v.scheduled_at) * 1000)::float8 as at, v.error
+      from touched t left join current v on v.monitor_id = t.id`;
+    return applyEvaluations(tx, evaluate(rows, now), now);
+  });
+}
+
+interface Outcome {
+  monitor: Subject;
+  evaluation: Evaluation;
+  votes: RegionVote[];
+}
+
+/** The status rule over each monitor's votes; only the monitors whose status changes. */
+function evaluate(rows: readonly VoteRow[], now: Date): Outcome[] {
+  const byMonitor = new Map<string, { monitor: Subject; votes: RegionVote[] }>();
+  for (const r of rows) {
+    let entry = byMonitor.get(r.monitor_id);
+    if (!entry) {
+      entry = { monitor: { id: r.monitor_id, status: r.status, interval_seconds: r.interval_seconds }, votes: [] };
+      byMonitor.set(r.monitor_id, entry);
+    }
+    if (r.region !== null) entry.votes.push({ region: r.region, ok: r.ok!, scheduledAt: new Date(r.at!), error: r.error });
+  }
+  const outcomes: Outcome[] = [];
+  for (const { monitor, votes } of byMonitor.values()) {
+    const evaluation = evaluateMonitor(monitor.status, votes, now, staleAfter(monitor.interval_seconds));
+    if (evaluation.status !== monitor.status) outcomes.push({ monitor, evaluation, votes });
+  }
+  return outcomes;
+}
+
+/** Status changes in one statement; each down or up transition with its incident and event. */
+async function applyEvaluations(tx: Db, outcomes: readonly Outcome[], now: Date): Promise<DomainEvent[]> {
+  if (outcomes.length === 0) return [];
+  await tx`
+    update monitors m set status = u.status
+    from unnest(${outcomes.map((o) => o.monitor.id)}::uuid[], ${outcomes.map((o) => o.evaluation.status)}::smallint[]) as u(id, status)
+    where m.id = u.id`;
+  const transitions = outcomes.filter((o) => o.evaluation.transition);
+  if (transitions.length === 0) return [];
+  const details = new Map(
+    (
+      await tx<{ id: string; project_id: string; name: string; url: string }[]>`
+        select id, project_id, name, url from monitors where id = any(${transitions.map((o) => o.monitor.id)}::uuid[])`
+    ).map((m) => [m.id, m]),
+  );
+  const events: DomainEvent[] = [];
+  for (const { monitor, evaluation: e, votes } of transitions) {
+    const stored = details.get(monitor.id)!;
+    // Events reach integrations and outside consumers: never a password a stored URL still holds.
+    const m = { ...stored, url: withoutUrlCredentials(stored.url) };
+    const latest = votes.filter((v) => e.voting.includes(v.region)).reduce((t, v) => Math.max(t, v.scheduledAt.getTime()), 0);
+    const at = new Date(latest || now.getTime()).toISOString();
+    const subject = { type: 'monitor' as const, id: m.id, name: m.name };
+    if (e.transition === 'down') {
+      const [incident] = await tx<{ id: string }[]>`
+        insert into incidents (monitor_id, started_at, cause, regions)
+        values (${m.id}, ${at}, ${e.cause}, ${tx.array(e.failing)}::text[])
+        on conflict (monitor_id) where ended_at is null do nothing
+        returning id`;
+      if (!incident) continue;
+      events.push(
+        await recordEvent(tx, {
+          kind: 'monitor.down',
+          occurred_at: at,
+          project_id: m.project_id,
+          subject,
+          data: { url: m.url, regions: e.failing, cause: e.cause, incident_id: incident.id, started_at: at },
+        }),
+      );
+    } else {
+      const [incident] = await tx<{ id: string; started_at: string; duration: number }[]>`
+        update incidents set ended_at = greatest(started_at, ${at}::timestamptz)
+        where monitor_id = ${m.id} and ended_at is null
+        returning id, started_at, floor(extract(epoch from (ended_at - started_at)))::int as duration`;
+      if (!incident) continue;
+      events.push(
+        await recordEvent(tx, {
+          kind: 'monitor.up',
+          occurred_at: at,
+          project_id: m.project_id,
+          subject,
+          data: { url: m.url, incident_id: incident.id, duration_seconds: incident.duration },
+        }),
+      );
+    }
+  }
+  return events;
+}

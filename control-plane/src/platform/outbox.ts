@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { createAckPublisher } from '../../../shared/src/ack-publisher.ts';
+import { alertKinds, DomainEvent } from '../../../shared/src/contracts/events.ts';
+import type { Logger } from '../../../shared/src/logger.ts';
+import type { NatsConnection } from '../../../shared/src/nats.ts';
+import type { Names } from '../../../shared/src/subjects.ts';
+import { arrayLiteral, type Db, type Sql, type Statement } from './db/sql.ts';
+
+/** Records an event in the same transaction as the state change it reports. */
+export async function recordEvent(tx: Db, event: Omit<DomainEvent, 'id'> & { id?: string }): Promise<DomainEvent> {
+  const full = DomainEvent.parse({ ...event, id: event.id ?? randomUUID() });
+  await tx`
+    insert into outbox_events (id, project_id, kind, payload, notified_at)
+    values (${full.id}, ${full.project_id}, ${full.kind}, ${tx.json(full as never)}, case when ${alertKinds.has(full.kind)} then null else now() end)`;
+  return full;
+}
+
+/**
+ * The statement that records many events (a batch of transitions), to run in the transaction of
+ * their changes (with its other writes, see `together`), and the events with their ids. The batch
+ * writers build their events from typed state (heartbeats/events.ts); they are not parsed again
+ * here, which a burst of thousands of misses would pay for per event. Consumers of EVENTS parse
+ * what they read (notify/events.ts).
+ */
+export function eventsInsert(tx: Db, events: readonly (Omit<DomainEvent, 'id'> & { id?: string })[]): { events: DomainEvent[]; statement: Statement } {
+  const full: DomainEvent[] = events.map((e) => ({ ...e, id: e.id ?? randomUUID() }));
+  const texts = full.map((e) => {
+    const text = JSON.stringify(e);
+    serialized.set(e, text);
+    return text;
+  });
+  // Sent as text: a parameter typed jsonb would be serialized (quoted) once more by the driver.
+  const statement = tx`
+    insert into outbox_events (id, project_id, kind, payload, notified_at)
+    select (e->>'id')::uuid, (e->>'project_id')::uuid, e->>'kind', e, case when e->>'kind' = any(${alertKindList}::text[]) then null else now() end
+    from jsonb_array_elements(${`[${texts.join(',')}]`}::text::jsonb) as e`;
+  return { events: full, statement };
+}
+
+// An alert event waits for its deliveries (notified_at null, see notify/events.ts); the others do not.
+const alertKindList = arrayLiteral([...alertKinds]);
+
+/** The JSON text an event was recorded with, reused when it is published right after. */
+const serialized = new WeakMap<DomainEvent, string>();
+
+export interface OutboxPublisher {
+  /** Publishes these events now (after their transaction committed). */
+  publish(events: readonly DomainEvent[]): Promise<void>;
+  /** Publishes whatever an earlier crash left unpublished. */
+  relay(): Promise<number>;
+  stop(): void;
+}
+
+/**
+ * Publishes outbox rows on EVENTS with `Nats-Msg-Id` = event id, then marks them published. A
+ * crash between the two republishes the event later; the stream's duplicate window drops it.
+ */
+export function createOutboxPublisher(opts: { sql: Sql; nc: NatsConnection; names: Names; log: Logger; relayEveryMs?: number }): OutboxPublisher {
+  // One reply subscription for every ack and coalesced socket writes: a burst of transitions
+  // (thousands of misses in one second) is not paid for with a request and its timers per event.
+  const acks = createAckPublisher(opts.nc, { budgetMs: 5_000 });
+  const log = opts.log.child({ component: 'outbox' });
+
+  // Published ids are marked by one statement at a time; the ids of batches published while it
+  // runs wait and go together in the next one, so a burst costs a few marking statements, not one
+  // per batch. A caller's promise settles with the statement that carried its ids.
+  let chain: Promise<void> = Promise.resolve();
+  type Marking = { ids: string[]; callers: { resolve: () => void; reject: (err: unknown) => void }[] };
+  let next: Marking | null = null;
+  const markPublished = (ids: readonly string[]) =>
+    new Promise<void>((resolve, reject) => {
+      if (!next) {
+        const batch: Marking = (next = { ids: [], callers: [] });
+        chain = chain.then(async () => {
+          next = null;
+          try {
+            await opts.sql`update outbox_events set published_at = now() where id = any(${arrayLiteral(batch.ids)}::uuid[])`;
+            for (const c of batch.callers) c.resolve();
+          } catch (err) {
+            for (const c of batch.callers) c.reject(err);
+          }
+        });
+      }
+      for (const id of ids) next.ids.push(id);
+      next.callers.push({ resolve, reject });
+    });
+
+  const publish = async (events: readonly DomainEvent[]) => {
+    const done: string[] = [];
+    const one = (e: DomainEvent): Promise<void> =>
+      acks.publish(opts.names.subjects.event(e.project_id, e.kind), serialized.get(e) ?? JSON.stringify(e), e.id).then((stored) => {
+        if (stored) done.push(e.id);
+        else log.warn({ eventId: e.id }, 'EVENTS did not acknowledge the event within 5 s; the relay will retry');
+      });
+    // The events of one subject go out in order; different subjects' at once (a burst of
+    // heartbeat misses would otherwise wait for one ack after another).
+    const bySubject = new Map<string, DomainEvent[]>();
+    for (const e of events) {
+      const list = bySubject.get(e.subject.id);
+      if (list) list.push(e);
+      else bySubject.set(e.subject.id, [e]);
+    }
+    const inOrder = async (list: DomainEvent[]) => {
+      for (const e of list) await one(e);
+    };
+    await Promise.all([...bySubject.values()].map((list) => (list.length === 1 ? one(list[0]!) : inOrder(list))));
+    if (done.length > 0) await markPublished(done);
+  };
+  const relay = async () => {
+    const rows = await opts.sql<{ payload: DomainEvent }[]>`
+      select payload from outbox_events where published_at is null order by created_at limit 500`;
+    await publish(rows.map((r) => r.payload));
+    return rows.length;
+  };
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    relay()
+      .catch((err: unknown) => log.warn({ err }, 'outbox relay failed'))
+      .finally(() => (running = false));
+  }, opts.relayEveryMs ?? 5_000);
+  timer.unref();
+  return {
+    publish,
+    relay,
+    stop: () => {
+      clearInterval(timer);
+      void acks.close();
+    },
+  };
+}
