@@ -67,7 +67,10 @@ try {
       `--test-concurrency=${concurrency}`,
       ...files.map((f) => relative(process.cwd(), f)),
     ],
-    { stdio: 'inherit', env: { ...process.env, [testEnv.pg]: pgUrl, [testEnv.nats]: natsUrl, [testEnv.scratch]: scratch, [testEnv.logDir]: logDir } },
+    {
+      stdio: 'inherit',
+      env: { ...process.env, [testEnv.pg]: pgUrl, [testEnv.nats]: natsUrl, [testEnv.scratch]: scratch, [testEnv.logDir]: logDir },
+    },
   );
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   process.on('SIGINT', forward);

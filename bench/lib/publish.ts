@@ -1,8 +1,8 @@
-import { performance } from 'node:perf_hooks'
-import { jetstream } from '@nats-io/jetstream'
-import type { NatsConnection } from '@nats-io/transport-node'
+import { performance } from 'node:perf_hooks';
+import { jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 
-export type Publication = { subject: string; payload: string | Uint8Array; msgId?: string }
+export type Publication = { subject: string; payload: string | Uint8Array; msgId?: string };
 
 /**
  * Publishes `count` messages with at most `window` acks outstanding (the way the agent's result
@@ -15,26 +15,26 @@ export async function publishWindowed(
   window: number,
   deadlineMs = 120_000,
 ): Promise<{ acked: number; failed: number; wallMs: number; ackMs: Float64Array }> {
-  const js = jetstream(nc)
-  const ackMs = new Float64Array(count)
-  let next = 0
-  let acked = 0
-  let failed = 0
-  const t0 = performance.now()
+  const js = jetstream(nc);
+  const ackMs = new Float64Array(count);
+  let next = 0;
+  let acked = 0;
+  let failed = 0;
+  const t0 = performance.now();
   const lane = async () => {
     while (next < count && performance.now() - t0 < deadlineMs) {
-      const i = next++
-      const m = make(i)
-      const sent = performance.now()
+      const i = next++;
+      const m = make(i);
+      const sent = performance.now();
       try {
-        await js.publish(m.subject, m.payload, m.msgId ? { msgID: m.msgId, timeout: 10_000 } : { timeout: 10_000 })
-        ackMs[i] = performance.now() - sent
-        acked++
+        await js.publish(m.subject, m.payload, m.msgId ? { msgID: m.msgId, timeout: 10_000 } : { timeout: 10_000 });
+        ackMs[i] = performance.now() - sent;
+        acked++;
       } catch {
-        failed++
+        failed++;
       }
     }
-  }
-  await Promise.all(Array.from({ length: window }, lane))
-  return { acked, failed, wallMs: performance.now() - t0, ackMs: ackMs.subarray(0, next) }
+  };
+  await Promise.all(Array.from({ length: window }, lane));
+  return { acked, failed, wallMs: performance.now() - t0, ackMs: ackMs.subarray(0, next) };
 }

@@ -1,85 +1,113 @@
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { benchDir, parts, type PartResult } from './result.ts'
-import type { ProfileSummary } from './profile.ts'
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { benchDir, parts, type PartResult } from './result.ts';
+import type { ProfileSummary } from './profile.ts';
 
 const fmt = (v: number | null | undefined, unit = '') => {
-  if (v === null || v === undefined || Number.isNaN(v)) return '—'
-  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2
-  return `${v.toLocaleString('en', { maximumFractionDigits: digits })}${unit ? ` ${unit}` : ''}`
-}
+  if (v === null || v === undefined || Number.isNaN(v)) return '—';
+  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
+  return `${v.toLocaleString('en', { maximumFractionDigits: digits })}${unit ? ` ${unit}` : ''}`;
+};
 const fmtRatio = (v: number | null | undefined) =>
-  v === null || v === undefined || !Number.isFinite(v) ? '—' : `${Math.abs(v) >= 10 ? fmt(v) : Number(v.toPrecision(2)).toString()}x`
-const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+  v === null || v === undefined || !Number.isFinite(v) ? '—' : `${Math.abs(v) >= 10 ? fmt(v) : Number(v.toPrecision(2)).toString()}x`;
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const table = (head: string[], rows: string[][]) =>
-  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n')
-const mark = (met: boolean | null) => (met === true ? '✅ met' : met === false ? '❌ not met' : '— not run')
+  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+const mark = (met: boolean | null) => (met === true ? '✅ met' : met === false ? '❌ not met' : '— not run');
 
 function profileBlock(p: ProfileSummary): string {
   return [
     `Busy CPU sampled: ${fmt(p.busyMs, 'ms')} (the run writes the whole profile to \`${p.file}\`, for Chrome DevTools; not committed).`,
     '',
-    table(['where (self time)', 'ms', 'share'], p.categories.map((c) => [`\`${c.name}\``, fmt(c.ms), `${c.pct}%`])),
+    table(
+      ['where (self time)', 'ms', 'share'],
+      p.categories.map((c) => [`\`${c.name}\``, fmt(c.ms), `${c.pct}%`]),
+    ),
     '',
-    table(['top functions (self time)', 'at', 'ms', 'share'], p.top.map((t) => [`\`${t.fn}\``, t.where ? `\`${t.where}\`` : '', fmt(t.selfMs), `${t.pct}%`])),
-  ].join('\n')
+    table(
+      ['top functions (self time)', 'at', 'ms', 'share'],
+      p.top.map((t) => [`\`${t.fn}\``, t.where ? `\`${t.where}\`` : '', fmt(t.selfMs), `${t.pct}%`]),
+    ),
+  ].join('\n');
 }
 
 function partSection(r: PartResult, index: number): string {
-  const out: string[] = [`## ${index}. ${r.title} (\`${r.part}\`)`, '']
-  const when = `\`${r.command}\`, ${r.startedAt.replace('T', ' ').slice(0, 19)} UTC, ${fmt(r.durationS, 's')}, load average ${r.machine.loadAtStart} at start${r.quick ? ', **quick mode** (smaller workload)' : ''}`
+  const out: string[] = [`## ${index}. ${r.title} (\`${r.part}\`)`, ''];
+  const when = `\`${r.command}\`, ${r.startedAt.replace('T', ' ').slice(0, 19)} UTC, ${fmt(r.durationS, 's')}, load average ${r.machine.loadAtStart} at start${r.quick ? ', **quick mode** (smaller workload)' : ''}`;
   if (r.status !== 'ok') {
-    out.push(`**${r.status}**: ${(r.reason ?? '').split('\n')[0]}`, '', `Run: ${when}.`, '')
-    if (r.goals.length > 0) out.push(table(['goal', 'result'], r.goals.map((g) => [g.goal, mark(g.met)])), '')
-    return out.join('\n')
+    out.push(`**${r.status}**: ${(r.reason ?? '').split('\n')[0]}`, '', `Run: ${when}.`, '');
+    if (r.goals.length > 0)
+      out.push(
+        table(
+          ['goal', 'result'],
+          r.goals.map((g) => [g.goal, mark(g.met)]),
+        ),
+        '',
+      );
+    return out.join('\n');
   }
-  out.push(`Run: ${when}.`, '')
-  if (r.method.length > 0) out.push('How:', '', ...r.method.map((m) => `- ${m}`), '')
+  out.push(`Run: ${when}.`, '');
+  if (r.method.length > 0) out.push('How:', '', ...r.method.map((m) => `- ${m}`), '');
   if (r.figures.length > 0) {
     out.push(
       table(
         ['metric', 'ours', 'baseline', 'baseline value', 'ratio'],
-        r.figures.map((f) => [f.metric, fmt(f.value, f.unit), f.baseline?.label ?? '', f.baseline ? fmt(f.baseline.value, f.unit) : '', f.ratio === undefined ? '' : fmtRatio(f.ratio)]),
+        r.figures.map((f) => [
+          f.metric,
+          fmt(f.value, f.unit),
+          f.baseline?.label ?? '',
+          f.baseline ? fmt(f.baseline.value, f.unit) : '',
+          f.ratio === undefined ? '' : fmtRatio(f.ratio),
+        ]),
       ),
       '',
-    )
+    );
   }
   if (r.goals.length > 0) {
-    out.push(table(['goal', 'measured', 'result', 'shortfall'], r.goals.map((g) => [g.goal, g.actual, mark(g.met), g.shortfall ?? ''])), '')
+    out.push(
+      table(
+        ['goal', 'measured', 'result', 'shortfall'],
+        r.goals.map((g) => [g.goal, g.actual, mark(g.met), g.shortfall ?? '']),
+      ),
+      '',
+    );
   }
   if (r.quick && r.goals.some((g) => g.met === false) && r.limits.length === 0) {
-    out.push('_Quick run: what limits a missed goal is profiled by the full run only._', '')
+    out.push('_Quick run: what limits a missed goal is profiled by the full run only._', '');
   }
   for (const l of r.limits) {
-    out.push(`**What limits it: ${l.title}**`, '')
-    if (l.text) out.push(l.text, '')
-    if (l.profile) out.push(profileBlock(l.profile), '')
+    out.push(`**What limits it: ${l.title}**`, '');
+    if (l.text) out.push(l.text, '');
+    if (l.profile) out.push(profileBlock(l.profile), '');
   }
-  if (r.notes.length > 0) out.push('Notes:', '', ...r.notes.map((n) => `- ${n}`), '')
-  return out.join('\n')
+  if (r.notes.length > 0) out.push('Notes:', '', ...r.notes.map((n) => `- ${n}`), '');
+  return out.join('\n');
 }
 
 /** BENCHMARKS.md from every result file; nothing in it is typed by hand. */
 export function renderReport(results: PartResult[]): string {
-  const latest = [...results].sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0]
-  const versions: Record<string, string> = {}
-  for (const r of [...results].sort((a, b) => a.startedAt.localeCompare(b.startedAt))) Object.assign(versions, r.versions)
-  const m = latest?.machine
+  const latest = [...results].sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
+  const versions: Record<string, string> = {};
+  for (const r of [...results].sort((a, b) => a.startedAt.localeCompare(b.startedAt))) Object.assign(versions, r.versions);
+  const m = latest?.machine;
   const machine = m
-    ? table(['', ''], [
-        ['CPU', `${m.cpus} × ${m.cpuModel}`],
-        ['memory', `${m.memoryGiB} GiB`],
-        ['OS', m.os],
-        ['Node.js', m.node],
-        ...Object.entries(versions).map(([k, v]) => [k, v]),
-      ])
-    : '_no results yet_'
-  const missing = parts.filter((p) => !results.some((r) => r.part === p))
+    ? table(
+        ['', ''],
+        [
+          ['CPU', `${m.cpus} × ${m.cpuModel}`],
+          ['memory', `${m.memoryGiB} GiB`],
+          ['OS', m.os],
+          ['Node.js', m.node],
+          ...Object.entries(versions).map(([k, v]) => [k, v]),
+        ],
+      )
+    : '_no results yet_';
+  const missing = parts.filter((p) => !results.some((r) => r.part === p));
   const goalRows = results.flatMap((r) =>
     r.goals.length > 0
       ? r.goals.map((g) => [r.part, g.goal, g.actual, mark(r.status === 'ok' ? g.met : null)])
       : [[r.part, r.status === 'ok' ? '(no goal)' : r.status, (r.reason ?? '').split('\n')[0]!, r.status === 'ok' ? '' : mark(null)]],
-  )
+  );
   return [
     '# Benchmarks',
     '',
@@ -103,7 +131,10 @@ export function renderReport(results: PartResult[]): string {
     'BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_NATS_URL=nats://127.0.0.1:4222 npm run bench',
     '```',
     '',
-    table(['part', 'command', 'status', 'took'], results.map((r) => [r.part, `\`${r.command}\``, r.status, fmt(r.durationS, 's')])),
+    table(
+      ['part', 'command', 'status', 'took'],
+      results.map((r) => [r.part, `\`${r.command}\``, r.status, fmt(r.durationS, 's')]),
+    ),
     ...(missing.length > 0 ? ['', `Not measured yet: ${missing.join(', ')}.`] : []),
     '',
     '## Goals',
@@ -111,11 +142,11 @@ export function renderReport(results: PartResult[]): string {
     table(['part', 'goal', 'measured', 'result'], goalRows),
     '',
     ...results.map((r) => partSection(r, parts.indexOf(r.part) + 1)),
-  ].join('\n')
+  ].join('\n');
 }
 
 export function writeReport(results: PartResult[]): string {
-  const file = join(benchDir, '..', 'BENCHMARKS.md')
-  writeFileSync(file, renderReport(results))
-  return file
+  const file = join(benchDir, '..', 'BENCHMARKS.md');
+  writeFileSync(file, renderReport(results));
+  return file;
 }

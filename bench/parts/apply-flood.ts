@@ -4,30 +4,42 @@
  * acknowledged, for a given time. Answers `{ sent }` over IPC.
  * Arguments: natsUrl namespace heartbeatId partitions durationMs
  */
-import { randomUUID } from 'node:crypto'
-import { performance } from 'node:perf_hooks'
-import { connect } from '@nats-io/transport-node'
-import type { Ping } from '../../shared/src/contracts/pings.ts'
-import { pingPartition } from '../../shared/src/pings/partition.ts'
-import { natsNames } from '../../shared/src/subjects.ts'
-import { publishWindowed } from '../lib/publish.ts'
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { connect } from '@nats-io/transport-node';
+import type { Ping } from '../../shared/src/contracts/pings.ts';
+import { pingPartition } from '../../shared/src/pings/partition.ts';
+import { natsNames } from '../../shared/src/subjects.ts';
+import { publishWindowed } from '../lib/publish.ts';
 
-const [natsUrl, namespace, heartbeatId, partitions, durationMs] = process.argv.slice(2)
-const nc = await connect({ servers: natsUrl!, name: 'bench-apply-flood' })
-const subject = natsNames(namespace!).subjects.ping(pingPartition(heartbeatId!, Number(partitions)), heartbeatId!)
-const until = performance.now() + Number(durationMs)
-let sent = 0
+const [natsUrl, namespace, heartbeatId, partitions, durationMs] = process.argv.slice(2);
+const nc = await connect({ servers: natsUrl!, name: 'bench-apply-flood' });
+const subject = natsNames(namespace!).subjects.ping(pingPartition(heartbeatId!, Number(partitions)), heartbeatId!);
+const until = performance.now() + Number(durationMs);
+let sent = 0;
 while (performance.now() < until) {
   const r = await publishWindowed(
     nc,
     2_000,
     () => {
-      const p: Ping = { id: randomUUID(), heartbeat_id: heartbeatId!, kind: 'success', exit_code: null, received_at: new Date().toISOString(), region: null, method: 'GET', source: '127.0.0.1', user_agent: 'loop', body: '', body_size: 0 }
-      return { subject, payload: JSON.stringify(p), msgId: p.id }
+      const p: Ping = {
+        id: randomUUID(),
+        heartbeat_id: heartbeatId!,
+        kind: 'success',
+        exit_code: null,
+        received_at: new Date().toISOString(),
+        region: null,
+        method: 'GET',
+        source: '127.0.0.1',
+        user_agent: 'loop',
+        body: '',
+        body_size: 0,
+      };
+      return { subject, payload: JSON.stringify(p), msgId: p.id };
     },
     256,
-  )
-  sent += r.acked
+  );
+  sent += r.acked;
 }
-await nc.close()
-process.send!({ sent })
+await nc.close();
+process.send!({ sent });

@@ -178,7 +178,17 @@ export function createAckPublisher(nc: NatsConnection, opts: AckPublisherOptions
       const h = headers();
       h.set('Nats-Msg-Id', msgId);
       return new Promise<boolean>((resolve) => {
-        send({ token: (sequence++).toString(36), subject, data: payload, headers: h, deadline: clock() + budgetMs, expires: 0, attempts: 0, retryAt: 0, resolve });
+        send({
+          token: (sequence++).toString(36),
+          subject,
+          data: payload,
+          headers: h,
+          deadline: clock() + budgetMs,
+          expires: 0,
+          attempts: 0,
+          retryAt: 0,
+          resolve,
+        });
       });
     },
     pending: pendingCount,

@@ -7,9 +7,7 @@ import { z } from 'zod';
  */
 const port = z.coerce.number().int().min(1).max(65535);
 const optionalUrl = z.url().optional();
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
-  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']).transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
 /** What Fastify's trustProxy (proxy-addr) accepts as a trusted proxy: an address, a CIDR range or a named range. */
@@ -55,49 +53,119 @@ export const settings = {
   AGENT_PORT: port.default(3001).describe('Port of a probe agent (health, readiness).'),
   METRICS_PORT: port
     .optional()
-    .describe('Port of /healthz, /readyz and /metrics on a control-plane process. Set apart from PORT, /metrics leaves PORT (the API, published to the world) for this port. Default: PORT.'),
-  PING_PORT: port.default(3002).describe('Port of a probe agent\'s regional ping edge (heartbeat ping URLs).'),
-  PING_PARTITIONS: z.coerce.number().int().min(1).max(1024).default(16).describe('Partitions of the PINGS stream; deadline processes share them through leases. Fixed for a deployment.'),
+    .describe(
+      'Port of /healthz, /readyz and /metrics on a control-plane process. Set apart from PORT, /metrics leaves PORT (the API, published to the world) for this port. Default: PORT.',
+    ),
+  PING_PORT: port.default(3002).describe("Port of a probe agent's regional ping edge (heartbeat ping URLs)."),
+  PING_PARTITIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024)
+    .default(16)
+    .describe('Partitions of the PINGS stream; deadline processes share them through leases. Fixed for a deployment.'),
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\/\S+$/, 'must be an smtp:// or smtps:// URL')
     .optional()
     .describe('SMTP server for email integrations, e.g. smtp://user:pass@mail.example.com:587.'),
   SMTP_FROM: z.string().min(3).default('uptime@localhost').describe('Sender address of notification emails.'),
-  NOTIFY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8).describe('Delivery attempts to an integration before the delivery is dead-lettered.'),
-  ALLOW_SIGNUP: bool.default(false).describe('Let anyone create an account (user, organization, Default project) on the dashboard\'s sign-up page.'),
-  SESSION_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(336).describe('Hours a dashboard session lasts without use; each use extends it.'),
+  NOTIFY_MAX_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .default(8)
+    .describe('Delivery attempts to an integration before the delivery is dead-lettered.'),
+  ALLOW_SIGNUP: bool
+    .default(false)
+    .describe("Let anyone create an account (user, organization, Default project) on the dashboard's sign-up page."),
+  SESSION_TTL_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(8760)
+    .default(336)
+    .describe('Hours a dashboard session lasts without use; each use extends it.'),
   PING_RATE_LIMIT: z.coerce
     .number()
     .int()
     .min(0)
     .max(1_000_000_000)
     .default(60)
-    .describe('Pings a minute one heartbeat may send to one ping edge (bursts up to the same number); 429 with Retry-After beyond; 0 turns the limit off.'),
-  API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(1200).describe('REST API requests a minute per token and control-plane process (bursts up to the same number); 429 beyond.'),
+    .describe(
+      'Pings a minute one heartbeat may send to one ping edge (bursts up to the same number); 429 with Retry-After beyond; 0 turns the limit off.',
+    ),
+  API_RATE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(1200)
+    .describe('REST API requests a minute per token and control-plane process (bursts up to the same number); 429 beyond.'),
   TRUST_PROXY: z
     .string()
     .transform((v, ctx) => {
       const s = v.trim();
       if (s === 'false') return false;
       if (s === 'true') {
-        ctx.addIssue({ code: 'custom', message: 'true would take any client\'s X-Forwarded-For on trust: give the proxies\' addresses or ranges', input: v });
+        ctx.addIssue({
+          code: 'custom',
+          message: "true would take any client's X-Forwarded-For on trust: give the proxies' addresses or ranges",
+          input: v,
+        });
         return z.NEVER;
       }
-      const list = s.split(',').map((a) => a.trim()).filter((a) => a !== '');
-      for (const a of list) if (!isProxyAddress(a)) ctx.addIssue({ code: 'custom', message: `${a} is not an IP address, a CIDR range, loopback, linklocal or uniquelocal`, input: v });
+      const list = s
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== '');
+      for (const a of list)
+        if (!isProxyAddress(a))
+          ctx.addIssue({
+            code: 'custom',
+            message: `${a} is not an IP address, a CIDR range, loopback, linklocal or uniquelocal`,
+            input: v,
+          });
       return list.length > 0 ? list : false;
     })
     .default(false)
-    .describe('Reverse proxies whose X-Forwarded-For names the client address: their IP addresses or CIDR ranges, comma-separated (loopback, linklocal, uniquelocal name those ranges). Default: none; the socket\'s address is the client\'s.'),
-  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000).describe('Milliseconds a client has to send the headers of a request (control plane and ping edges); then 408 and the connection is closed.'),
-  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000).describe('Milliseconds a client has to send a whole request, body included; then 408 and the connection is closed.'),
-  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000).describe('Milliseconds a connection may pass without a byte either way while a request is open (a client that stops reading its answer); 0 turns it off.'),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(65_000).describe('Milliseconds an idle kept-alive connection stays open between requests (above the 60 s of most load balancers).'),
-  LOG_LEVEL: z
-    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-    .default('info')
-    .describe('pino log level.'),
+    .describe(
+      "Reverse proxies whose X-Forwarded-For names the client address: their IP addresses or CIDR ranges, comma-separated (loopback, linklocal, uniquelocal name those ranges). Default: none; the socket's address is the client's.",
+    ),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(10_000)
+    .describe(
+      'Milliseconds a client has to send the headers of a request (control plane and ping edges); then 408 and the connection is closed.',
+    ),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(30_000)
+    .describe('Milliseconds a client has to send a whole request, body included; then 408 and the connection is closed.'),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3_600_000)
+    .default(60_000)
+    .describe(
+      'Milliseconds a connection may pass without a byte either way while a request is open (a client that stops reading its answer); 0 turns it off.',
+    ),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .default(65_000)
+    .describe('Milliseconds an idle kept-alive connection stays open between requests (above the 60 s of most load balancers).'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level.'),
   PG_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10).describe('Postgres connections per control-plane process.'),
   SECRET_KEY: z
     .string()
@@ -109,29 +177,45 @@ export const settings = {
     .regex(/^[A-Za-z0-9_-]{43}=?$|^[A-Za-z0-9+/]{43}=$/, 'must be the value `uptime agent-key` prints')
     .optional()
     .describe('Key a probe agent opens check credentials with (`uptime agent-key` derives it from SECRET_KEY).'),
-  RESULTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe('Days raw check results are kept in Postgres (hourly rollups are kept longer).'),
+  RESULTS_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .default(30)
+    .describe('Days raw check results are kept in Postgres (hourly rollups are kept longer).'),
   HISTORY_RETENTION_DAYS: z.coerce
     .number()
     .int()
     .min(31)
     .max(3650)
     .default(90)
-    .describe('Days published events, finished deliveries and trigger calls are kept in Postgres (at least 31: longer than EVENTS keeps an event).'),
-  BLOCK_PRIVATE_TARGETS: bool.default(false).describe('Refuse checks of, and notifications to, loopback, private, link-local and metadata addresses (turn on for multi-tenant use).'),
+    .describe(
+      'Days published events, finished deliveries and trigger calls are kept in Postgres (at least 31: longer than EVENTS keeps an event).',
+    ),
+  BLOCK_PRIVATE_TARGETS: bool
+    .default(false)
+    .describe(
+      'Refuse checks of, and notifications to, loopback, private, link-local and metadata addresses (turn on for multi-tenant use).',
+    ),
   ALLOWED_PRIVATE_TARGETS: z
     .string()
     .transform((v, ctx) => {
-      const list = v.split(',').map((a) => a.trim()).filter((a) => a !== '');
+      const list = v
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== '');
       for (const a of list) if (!isIP(a)) ctx.addIssue({ code: 'custom', message: `${a} is not an IP address`, input: v });
       return list;
     })
     .default([])
-    .describe('IP addresses, comma-separated, that BLOCK_PRIVATE_TARGETS still lets checks and notifications reach (an internal service the operator means to watch).'),
+    .describe(
+      'IP addresses, comma-separated, that BLOCK_PRIVATE_TARGETS still lets checks and notifications reach (an internal service the operator means to watch).',
+    ),
 } as const;
 
 export const ConfigSchema = z.preprocess(
-  (env) =>
-    Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([k, v]) => [k, emptyAsUndefined(v)])),
+  (env) => Object.fromEntries(Object.entries(env as Record<string, unknown>).map(([k, v]) => [k, emptyAsUndefined(v)])),
   z.object(settings),
 );
 

@@ -5,7 +5,8 @@
  */
 export const MAX_JSON_DEPTH = 64;
 
-export const tooDeepMessage = (what: string) => `${what} is nested too deeply: at most ${MAX_JSON_DEPTH} levels of arrays and objects are accepted.`;
+export const tooDeepMessage = (what: string) =>
+  `${what} is nested too deeply: at most ${MAX_JSON_DEPTH} levels of arrays and objects are accepted.`;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

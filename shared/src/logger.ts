@@ -4,18 +4,14 @@ import { serializeRequest } from './request-log.ts';
 export type { Logger };
 
 /** Header paths pino replaces with "[redacted]" (request and response logs). */
-export const redactPaths = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-api-key"]',
-  'res.headers["set-cookie"]',
-];
+export const redactPaths = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'res.headers["set-cookie"]'];
 
 /**
  * Keys whose values are secrets at any depth of a log object: tokens, passwords, integration
  * credentials, URLs that embed them. They must never reach a log.
  */
-const secretKey = /^(password|.*_password|token|.*_token|secret|.*_secret|routing_key|authorization|cookie|api_key|smtp_url|webhook_url|password_sealed|.*_sealed)$/i;
+const secretKey =
+  /^(password|.*_password|token|.*_token|secret|.*_secret|routing_key|authorization|cookie|api_key|smtp_url|webhook_url|password_sealed|.*_sealed)$/i;
 
 export function redactSecrets(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;

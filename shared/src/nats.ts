@@ -15,7 +15,10 @@ export interface NatsConnectOptions {
  */
 export async function connectNats(opts: NatsConnectOptions): Promise<NatsConnection> {
   const nc = await connect({
-    servers: opts.servers.split(',').map((s) => s.trim()).filter(Boolean),
+    servers: opts.servers
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     name: opts.name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,

@@ -96,11 +96,6 @@ export function bucketOptions(opts: ProvisionOptions): Record<'assignments' | 'a
   };
 }
 
-export async function openBucket(
-  nc: NatsConnection,
-  names: Names,
-  which: keyof Names['buckets'],
-  opts: ProvisionOptions,
-): Promise<KV> {
+export async function openBucket(nc: NatsConnection, names: Names, which: keyof Names['buckets'], opts: ProvisionOptions): Promise<KV> {
   return new Kvm(nc).create(names.buckets[which], bucketOptions(opts)[which]);
 }

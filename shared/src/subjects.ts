@@ -48,8 +48,7 @@ export function natsNames(namespace: string) {
         `${ns}.results.${assertToken('region', region)}.${assertToken('monitor id', monitorId)}`,
       pings: `${ns}.pings.>`,
       pingPartition: (partition: number) => `${ns}.pings.${partition}.*`,
-      ping: (partition: number, heartbeatId: string) =>
-        `${ns}.pings.${partition}.${assertToken('heartbeat id', heartbeatId)}`,
+      ping: (partition: number, heartbeatId: string) => `${ns}.pings.${partition}.${assertToken('heartbeat id', heartbeatId)}`,
       events: `${ns}.events.>`,
       event: (projectId: string, kind: string) => {
         const [subject, verb] = kind.split('.');

@@ -64,7 +64,7 @@ describe('bearer authentication', () => {
     assert.deepEqual(await res.json(), { message: 'Unauthorized' });
   });
 
-  it('answers 403 Unauthorized access for an organization that is not the caller\'s', async () => {
+  it("answers 403 Unauthorized access for an organization that is not the caller's", async () => {
     const bob = await createAccount(cp.db.sql);
     const res = await get({ authorization: `Bearer ${ada.token}` });
     assert.equal(res.status, 200);

@@ -51,7 +51,11 @@ describe('next_ping_at with any offset ISO 8601 allows', () => {
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
     mcp = new Client({ name: 'uptime-test', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${cp.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ada.mcpToken}` } } }));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${cp.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${ada.mcpToken}` } },
+      }),
+    );
   });
   after(async () => {
     await mcp.close();
@@ -60,8 +64,10 @@ describe('next_ping_at with any offset ISO 8601 allows', () => {
 
   /** What Postgres holds, printed in UTC to the microsecond. */
   const stored = async (id: string) =>
-    (await cp.db.sql<{ at: string | null }[]>`
-      select to_char(next_ping_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at from heartbeats where id = ${id}`)[0]!.at;
+    (
+      await cp.db.sql<{ at: string | null }[]>`
+      select to_char(next_ping_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at from heartbeats where id = ${id}`
+    )[0]!.at;
   const create = (next_ping_at: unknown) => api('POST', '/heartbeats', { name: 'offset', project_id: ada.project_id, next_ping_at });
   const callTool = async (args: Record<string, unknown>) => {
     const res = await mcp.callTool({ name: 'create_heartbeat', arguments: { name: 'offset', project_id: ada.project_id, ...args } });

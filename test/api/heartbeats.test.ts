@@ -58,7 +58,15 @@ describe('heartbeats API', () => {
       const hb = res.body.data;
       assert.match(hb.id, /^[0-9a-f-]{36}$/);
       assert.deepEqual(
-        { ...hb, id: undefined, created_at: undefined, updated_at: undefined, ping_url: undefined, start_url: undefined, fail_url: undefined },
+        {
+          ...hb,
+          id: undefined,
+          created_at: undefined,
+          updated_at: undefined,
+          ping_url: undefined,
+          start_url: undefined,
+          fail_url: undefined,
+        },
         {
           id: undefined,
           name: 'Nightly backup',
@@ -96,7 +104,9 @@ describe('heartbeats API', () => {
       const before = new Date();
       const hb = await created({ cron_schedule: '30 4 * * *', timezone: 'America/New_York' });
       const after = new Date();
-      const expected = [before, after].map((at) => nextCronOccurrence('30 4 * * *', 'America/New_York', at).toISOString().replace('Z', '000Z'));
+      const expected = [before, after].map((at) =>
+        nextCronOccurrence('30 4 * * *', 'America/New_York', at).toISOString().replace('Z', '000Z'),
+      );
       assert.ok(expected.includes(hb.next_ping_at), `${hb.next_ping_at} not in ${expected.join(', ')}`);
       assert.match(hb.next_ping_at, /T(08|09):30:00\.000000Z$/);
       assert.equal(hb.cron_schedule, '30 4 * * *');
@@ -224,14 +234,22 @@ describe('heartbeats API', () => {
 
     it('refuses a cron_schedule of 256 characters', async () => {
       assert.equal(CRON_256.length, 256);
-      assertInvalid(await create({ cron_schedule: CRON_256 }), 'cron_schedule', 'The cron_schedule field must not be greater than 255 characters.');
+      assertInvalid(
+        await create({ cron_schedule: CRON_256 }),
+        'cron_schedule',
+        'The cron_schedule field must not be greater than 255 characters.',
+      );
     });
 
     for (const expr of ['61 * * * *', '* * *', '', '* * * * * *', '0 0 31 2 *']) {
       it(`refuses the cron_schedule ${JSON.stringify(expr)} with the reason`, async () => {
         const reason = validateCron(expr);
         assert.ok(reason);
-        assertInvalid(await create({ cron_schedule: expr }), 'cron_schedule', `The cron_schedule field is not a valid cron expression: ${reason}.`);
+        assertInvalid(
+          await create({ cron_schedule: expr }),
+          'cron_schedule',
+          `The cron_schedule field is not a valid cron expression: ${reason}.`,
+        );
       });
     }
 
@@ -250,7 +268,11 @@ describe('heartbeats API', () => {
     });
 
     it('refuses an unknown time zone', async () => {
-      assertInvalid(await create({ timezone: 'Mars/Olympus' }), 'timezone', 'The timezone field must be a valid IANA time zone, such as Europe/Berlin.');
+      assertInvalid(
+        await create({ timezone: 'Mars/Olympus' }),
+        'timezone',
+        'The timezone field must be a valid IANA time zone, such as Europe/Berlin.',
+      );
       assertInvalid(await create({ timezone: '' }), 'timezone', 'The timezone field is required.');
     });
 
@@ -265,7 +287,12 @@ describe('heartbeats API', () => {
       assert.equal((await created({ next_ping_at: '1970-01-01T00:00:00Z' })).next_ping_at, '1970-01-01T00:00:00.000000Z');
       assert.equal((await created({ next_ping_at: '9999-12-31T23:59:59Z' })).next_ping_at, '9999-12-31T23:59:59.000000Z');
       const message = 'The next_ping_at field must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z.';
-      for (const value of ['1969-12-31T23:59:59.999999Z', '9999-12-31T23:59:59.999Z', '9999-12-31T23:00:00-05:00', '0000-01-01T00:00:00Z']) {
+      for (const value of [
+        '1969-12-31T23:59:59.999999Z',
+        '9999-12-31T23:59:59.999Z',
+        '9999-12-31T23:00:00-05:00',
+        '0000-01-01T00:00:00Z',
+      ]) {
         assertInvalid(await create({ next_ping_at: value }), 'next_ping_at', message);
       }
     });
@@ -341,10 +368,13 @@ describe('heartbeats API', () => {
       ids.push((await created({ name: 'four', project_id: secondProject }, carol)).id);
     });
 
-    it('lists the heartbeats of all the caller\'s projects, oldest first, with the list meta', async () => {
+    it("lists the heartbeats of all the caller's projects, oldest first, with the list meta", async () => {
       const res = await call(carol, 'GET', '/heartbeats');
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.data.map((h: { id: string }) => h.id), ids);
+      assert.deepEqual(
+        res.body.data.map((h: { id: string }) => h.id),
+        ids,
+      );
       assert.deepEqual(res.body.meta, { current_page: 1, per_page: 25, total: 4, last_page: 1 });
       assert.match(res.body.data[0].created_at, TIMESTAMP);
     });
@@ -352,17 +382,26 @@ describe('heartbeats API', () => {
     it('filters by project_id', async () => {
       const res = await call(carol, 'GET', `/heartbeats?project_id=${secondProject}`);
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.data.map((h: { name: string }) => h.name), ['four']);
+      assert.deepEqual(
+        res.body.data.map((h: { name: string }) => h.name),
+        ['four'],
+      );
       assert.equal(res.body.data[0].project.name, 'Second');
       assert.deepEqual(res.body.meta, { current_page: 1, per_page: 25, total: 1, last_page: 1 });
     });
 
     it('pages with page and per_page', async () => {
       const first = await call(carol, 'GET', '/heartbeats?per_page=3');
-      assert.deepEqual(first.body.data.map((h: { id: string }) => h.id), ids.slice(0, 3));
+      assert.deepEqual(
+        first.body.data.map((h: { id: string }) => h.id),
+        ids.slice(0, 3),
+      );
       assert.deepEqual(first.body.meta, { current_page: 1, per_page: 3, total: 4, last_page: 2 });
       const second = await call(carol, 'GET', '/heartbeats?per_page=3&page=2');
-      assert.deepEqual(second.body.data.map((h: { id: string }) => h.id), ids.slice(3));
+      assert.deepEqual(
+        second.body.data.map((h: { id: string }) => h.id),
+        ids.slice(3),
+      );
       assert.deepEqual(second.body.meta, { current_page: 2, per_page: 3, total: 4, last_page: 2 });
     });
 
@@ -539,14 +578,22 @@ describe('heartbeats API', () => {
       assertInvalid(await patch({ name: null }), 'name', 'The name field must not be null.');
       assertInvalid(await patch({ grace_period: 59 }), 'grace_period', 'The grace_period field must be at least 60.');
       assertInvalid(await patch({ grace_period: 86_401 }), 'grace_period', 'The grace_period field must not be greater than 86400.');
-      assertInvalid(await patch({ cron_schedule: CRON_256 }), 'cron_schedule', 'The cron_schedule field must not be greater than 255 characters.');
+      assertInvalid(
+        await patch({ cron_schedule: CRON_256 }),
+        'cron_schedule',
+        'The cron_schedule field must not be greater than 255 characters.',
+      );
       assertInvalid(
         await patch({ cron_schedule: '* * *' }),
         'cron_schedule',
         `The cron_schedule field is not a valid cron expression: ${validateCron('* * *')}.`,
       );
       assertInvalid(await patch({ period: 59 }), 'period', 'The period field must be at least 60.');
-      assertInvalid(await patch({ timezone: 'Nowhere/Special' }), 'timezone', 'The timezone field must be a valid IANA time zone, such as Europe/Berlin.');
+      assertInvalid(
+        await patch({ timezone: 'Nowhere/Special' }),
+        'timezone',
+        'The timezone field must be a valid IANA time zone, such as Europe/Berlin.',
+      );
       assertInvalid(await patch({ timezone: null }), 'timezone', 'The timezone field must not be null.');
       assertInvalid(await patch({ next_ping_at: 'soon' }), 'next_ping_at', 'The next_ping_at field must be a valid ISO 8601 date-time.');
       const after = await call(alice, 'GET', `/heartbeats/${hb.id}`);
@@ -604,13 +651,13 @@ describe('heartbeats API', () => {
       assert.deepEqual(still.body.data, hb);
     });
 
-    it('answers 403 to listing another account\'s project', async () => {
+    it("answers 403 to listing another account's project", async () => {
       const res = await call(bob, 'GET', `/heartbeats?project_id=${alice.project_id}`);
       assert.equal(res.status, 403);
       assert.deepEqual(res.body, { message: 'Unauthorized access' });
     });
 
-    it('answers 403 to creating in another account\'s project, or in a project that does not exist', async () => {
+    it("answers 403 to creating in another account's project, or in a project that does not exist", async () => {
       for (const projectId of [alice.project_id, randomUUID()]) {
         const res = await create({ project_id: projectId }, bob);
         assert.equal(res.status, 403);
@@ -618,11 +665,15 @@ describe('heartbeats API', () => {
       }
     });
 
-    it('checks the body before the project: a malformed body in another account\'s project is a 422', async () => {
-      assertInvalid(await create({ project_id: alice.project_id, grace_period: 1 }, bob), 'grace_period', 'The grace_period field must be at least 60.');
+    it("checks the body before the project: a malformed body in another account's project is a 422", async () => {
+      assertInvalid(
+        await create({ project_id: alice.project_id, grace_period: 1 }, bob),
+        'grace_period',
+        'The grace_period field must be at least 60.',
+      );
     });
 
-    it('lists only the caller\'s own heartbeats', async () => {
+    it("lists only the caller's own heartbeats", async () => {
       const hb = await created();
       const res = await call(bob, 'GET', '/heartbeats?per_page=100');
       assert.ok(!res.body.data.some((h: { id: string }) => h.id === hb.id));

@@ -59,7 +59,11 @@ function rawStatusLine(port: number, requestLine: string): Promise<string> {
   });
 }
 
-const parseAllow = (allow: string | undefined) => (allow ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+const parseAllow = (allow: string | undefined) =>
+  (allow ?? '')
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean);
 
 describe('methods a path does not have', () => {
   let cp: TestControlPlane;
@@ -77,7 +81,18 @@ describe('methods a path does not have', () => {
   after(() => cp.stop());
 
   it('covers every kind of path: API, dashboard, ping and notify URLs, MCP, status pages, health, documentation', () => {
-    for (const url of ['/monitors', '/monitors/:id', '/app/monitors', '/heartbeat/:id', '/api/notify/:id', '/mcp', '/status/:slug', '/healthz', '/openapi.json', '/docs/']) {
+    for (const url of [
+      '/monitors',
+      '/monitors/:id',
+      '/app/monitors',
+      '/heartbeat/:id',
+      '/api/notify/:id',
+      '/mcp',
+      '/status/:slug',
+      '/healthz',
+      '/openapi.json',
+      '/docs/',
+    ]) {
       assert.ok(paths.has(url), `${url} is in the route table`);
     }
   });
@@ -90,7 +105,10 @@ describe('methods a path does not have', () => {
       const answers = new Map<string, Answer>();
       for (const method of new Set([...probeMethods, ...recorded])) answers.set(method, await ask(cp.url, method, path));
       const refused = [...answers].filter(([, a]) => a.status === 405);
-      const served = [...answers].filter(([, a]) => a.status !== 405).map(([m]) => m).sort();
+      const served = [...answers]
+        .filter(([, a]) => a.status !== 405)
+        .map(([m]) => m)
+        .sort();
       const allows = new Set(refused.map(([, a]) => a.allow));
       if (refused.length === 0) problems.push(`${url}: no method is refused`);
       if (allows.size !== 1) problems.push(`${url}: its 405s disagree on Allow: ${[...allows].join(' | ')}`);
@@ -133,7 +151,11 @@ describe('methods a path does not have', () => {
   });
 
   it('refuses a wrong method before asking for credentials or reading the body', async () => {
-    const res = await request(`${cp.url}/monitors`, { method: 'QUERY' as 'GET', headers: { 'content-type': 'application/json' }, body: '{' });
+    const res = await request(`${cp.url}/monitors`, {
+      method: 'QUERY' as 'GET',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
     assert.equal(res.statusCode, 405);
     assert.deepEqual(await res.body.json(), { message: 'Method not allowed' });
   });
@@ -149,7 +171,10 @@ describe('methods a path does not have', () => {
         else assert.deepEqual(JSON.parse(a.body), { message: 'Not found' }, `${method} ${path}`);
       }
     }
-    for (const [headers, body] of [[{ 'content-type': 'application/json' }, '{'], [{ 'content-type': 'text/xml' }, '<a/>']] as const) {
+    for (const [headers, body] of [
+      [{ 'content-type': 'application/json' }, '{'],
+      [{ 'content-type': 'text/xml' }, '<a/>'],
+    ] as const) {
       const res = await request(`${cp.url}/nope`, { method: 'PUT', headers, body });
       assert.equal(res.statusCode, 404);
       await res.body.dump();
@@ -163,13 +188,22 @@ describe('methods a path does not have', () => {
   });
 });
 
-describe('methods on a probe agent\'s ping edge', () => {
+describe("methods on a probe agent's ping edge", () => {
   let nats: TestNats;
   let edge: PingEdge;
   before(async () => {
     nats = await createTestNats();
     const config = loadConfig({ NATS_URL: nats.url, NATS_NAMESPACE: nats.namespace, LOG_LEVEL: 'silent' });
-    edge = await startPingEdge({ config, nc: nats.nc, names: nats.names, region: 'eu-west', log: quietLog, metrics: createMetrics(), port: 0, host: '127.0.0.1' });
+    edge = await startPingEdge({
+      config,
+      nc: nats.nc,
+      names: nats.names,
+      region: 'eu-west',
+      log: quietLog,
+      metrics: createMetrics(),
+      port: 0,
+      host: '127.0.0.1',
+    });
   });
   after(async () => {
     await edge.stop();

@@ -33,7 +33,10 @@ describe('monitors API', () => {
       assert.equal(m.method, 'GET');
       assert.equal(m._method, undefined);
       assert.equal(m.active, true);
-      assert.deepEqual(m.valid_http_codes, Array.from({ length: 100 }, (_, i) => 200 + i));
+      assert.deepEqual(
+        m.valid_http_codes,
+        Array.from({ length: 100 }, (_, i) => 200 + i),
+      );
       assert.equal(m.basic_auth_username, null);
       assert.equal('basic_auth_password' in m, false);
       assert.equal(m.status, 0);
@@ -121,7 +124,13 @@ describe('monitors API', () => {
       it(`${ok ? 'accepts' : 'refuses'} ${name}`, async () => {
         const res = await api('POST', '/monitors', { ...valid(), ...patch });
         if (ok) assert.equal(res.status, 201, JSON.stringify(res.body));
-        else assertInvalid(res, Object.keys(patch).filter((k) => !(k === 'interval' && 'timeout' in patch)).map((k) => (k === 'valid_http_codes' || k === 'regions' ? `${k}.0` : k)));
+        else
+          assertInvalid(
+            res,
+            Object.keys(patch)
+              .filter((k) => !(k === 'interval' && 'timeout' in patch))
+              .map((k) => (k === 'valid_http_codes' || k === 'regions' ? `${k}.0` : k)),
+          );
       });
     }
 
@@ -143,10 +152,12 @@ describe('monitors API', () => {
 
     it('refuses integrations of another project', async () => {
       const bob = await createAccount(cp.db.sql);
-      const [integration] = await cp.db.sql`insert into integrations (project_id, name, type) values (${bob.project_id}, 'x', 'webhook') returning id`;
+      const [integration] = await cp.db
+        .sql`insert into integrations (project_id, name, type) values (${bob.project_id}, 'x', 'webhook') returning id`;
       const res = await api('POST', '/monitors', { ...valid(), integration_ids: [integration!.id] });
       assertInvalid(res, ['integration_ids.0']);
-      const [mine] = await cp.db.sql`insert into integrations (project_id, name, type) values (${ada.project_id}, 'y', 'webhook') returning id`;
+      const [mine] = await cp.db
+        .sql`insert into integrations (project_id, name, type) values (${ada.project_id}, 'y', 'webhook') returning id`;
       const ok = await api('POST', '/monitors', { ...valid(), integration_ids: [mine!.id] });
       assert.deepEqual(ok.body.data.integration_ids, [mine!.id]);
     });
@@ -156,7 +167,12 @@ describe('monitors API', () => {
     it('replaces the fields sent, keeps the others, ignores project_id and answers with the update envelope', async () => {
       const created = (await api('POST', '/monitors', { ...valid(), basic_auth_username: 'u', basic_auth_password: 'keep-me' })).body.data;
       const bob = await createAccount(cp.db.sql);
-      const res = await api('PUT', `/monitors/${created.id}`, { name: 'Renamed', _method: 'HEAD', active: false, project_id: bob.project_id });
+      const res = await api('PUT', `/monitors/${created.id}`, {
+        name: 'Renamed',
+        _method: 'HEAD',
+        active: false,
+        project_id: bob.project_id,
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.message, 'Monitor updated successfully');
       const m = res.body.data;
@@ -199,7 +215,8 @@ describe('monitors API', () => {
   describe('read', () => {
     it('derives uptime, incidents_count and last_incident_duration from incidents', async () => {
       const created = (await api('POST', '/monitors', valid())).body.data;
-      await cp.db.sql`update monitors set created_at = now() - interval '10 days', last_checked_at = now() - interval '12 seconds' where id = ${created.id}`;
+      await cp.db
+        .sql`update monitors set created_at = now() - interval '10 days', last_checked_at = now() - interval '12 seconds' where id = ${created.id}`;
       await cp.db.sql`insert into incidents (monitor_id, started_at, ended_at, cause) values
         (${created.id}, now() - interval '5 days', now() - interval '5 days' + interval '1 hour', 'timeout'),
         (${created.id}, now() - interval '2 days', now() - interval '2 days' + interval '90 seconds', 'status')`;
@@ -300,13 +317,21 @@ describe('monitor tenant isolation', () => {
     cp = await startTestControlPlane({ roles: ['api'] });
     ada = await createAccount(cp.db.sql);
     eve = await createAccount(cp.db.sql);
-    monitorId = (await apiClient(cp.url, ada.token)('POST', '/monitors', { name: 'a', url: 'https://a.example', project_id: ada.project_id })).body.data.id;
+    monitorId = (
+      await apiClient(cp.url, ada.token)('POST', '/monitors', { name: 'a', url: 'https://a.example', project_id: ada.project_id })
+    ).body.data.id;
   });
   after(() => cp.stop());
 
-  it('hides another tenant\'s monitor by id: GET, PUT and DELETE answer 404', async () => {
+  it("hides another tenant's monitor by id: GET, PUT and DELETE answer 404", async () => {
     const evil = apiClient(cp.url, eve.token);
-    for (const [method, body, suffix] of [['GET'], ['PUT', { name: 'pwned' }], ['DELETE'], ['GET', undefined, '/results'], ['GET', undefined, '/incidents']] as const) {
+    for (const [method, body, suffix] of [
+      ['GET'],
+      ['PUT', { name: 'pwned' }],
+      ['DELETE'],
+      ['GET', undefined, '/results'],
+      ['GET', undefined, '/incidents'],
+    ] as const) {
       const res = await evil(method, `/monitors/${monitorId}${suffix ?? ''}`, body);
       assert.equal(res.status, 404, method);
       assert.deepEqual(res.body, { message: 'Not found' });
@@ -315,7 +340,7 @@ describe('monitor tenant isolation', () => {
     assert.equal(still.body.data.name, 'a');
   });
 
-  it('answers 403 Unauthorized access for another tenant\'s project_id, in a list or a create', async () => {
+  it("answers 403 Unauthorized access for another tenant's project_id, in a list or a create", async () => {
     const evil = apiClient(cp.url, eve.token);
     const list = await evil('GET', `/monitors?project_id=${ada.project_id}`);
     assert.equal(list.status, 403);
@@ -330,14 +355,20 @@ describe('monitor tenant isolation', () => {
     assert.equal(res.status, 403);
   });
 
-  it('never lists another tenant\'s monitors', async () => {
+  it("never lists another tenant's monitors", async () => {
     const res = await apiClient(cp.url, eve.token)('GET', '/monitors');
     assert.deepEqual(res.body.data, []);
   });
 
   it('answers 401 without a token on every monitor route', async () => {
     const anon = apiClient(cp.url);
-    for (const [method, path] of [['GET', '/monitors'], ['POST', '/monitors'], ['GET', `/monitors/${monitorId}`], ['PUT', `/monitors/${monitorId}`], ['DELETE', `/monitors/${monitorId}`]]) {
+    for (const [method, path] of [
+      ['GET', '/monitors'],
+      ['POST', '/monitors'],
+      ['GET', `/monitors/${monitorId}`],
+      ['PUT', `/monitors/${monitorId}`],
+      ['DELETE', `/monitors/${monitorId}`],
+    ]) {
       const res = await anon(method!, path!, method === 'POST' || method === 'PUT' ? {} : undefined);
       assert.equal(res.status, 401, `${method} ${path}`);
       assert.deepEqual(res.body, { message: 'Unauthorized' });

@@ -41,7 +41,13 @@ const rules = [
   'no-required-schema-properties-undefined',
 ];
 
-type Operation = { operationId?: string; tags?: string[]; description?: string; requestBody?: { description?: string }; responses: Record<string, { description: string }> };
+type Operation = {
+  operationId?: string;
+  tags?: string[];
+  description?: string;
+  requestBody?: { description?: string };
+  responses: Record<string, { description: string }>;
+};
 type Doc = {
   openapi: string;
   info: { license?: { name: string; identifier?: string }; contact?: { url?: string }; description: string };
@@ -51,7 +57,9 @@ type Doc = {
 };
 
 const operationsOf = (doc: Doc) =>
-  Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })));
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })),
+  );
 
 describe('the OpenAPI document', () => {
   let cp: TestControlPlane;
@@ -86,8 +94,30 @@ describe('the OpenAPI document', () => {
     }
     const byKey = Object.fromEntries(ops.map(({ key, op }) => [key, op.operationId]));
     assert.deepEqual(
-      ['GET /monitors', 'POST /monitors', 'GET /monitors/{id}', 'PUT /monitors/{id}', 'DELETE /monitors/{id}', 'GET /heartbeats', 'POST /heartbeats', 'GET /heartbeats/{id}', 'PATCH /heartbeats/{id}', 'DELETE /heartbeats/{id}'].map((k) => byKey[k]),
-      ['listMonitors', 'createMonitor', 'getMonitor', 'updateMonitor', 'deleteMonitor', 'listHeartbeats', 'createHeartbeat', 'getHeartbeat', 'updateHeartbeat', 'deleteHeartbeat'],
+      [
+        'GET /monitors',
+        'POST /monitors',
+        'GET /monitors/{id}',
+        'PUT /monitors/{id}',
+        'DELETE /monitors/{id}',
+        'GET /heartbeats',
+        'POST /heartbeats',
+        'GET /heartbeats/{id}',
+        'PATCH /heartbeats/{id}',
+        'DELETE /heartbeats/{id}',
+      ].map((k) => byKey[k]),
+      [
+        'listMonitors',
+        'createMonitor',
+        'getMonitor',
+        'updateMonitor',
+        'deleteMonitor',
+        'listHeartbeats',
+        'createHeartbeat',
+        'getHeartbeat',
+        'updateHeartbeat',
+        'deleteHeartbeat',
+      ],
     );
   });
 
@@ -102,7 +132,10 @@ describe('the OpenAPI document', () => {
   it('keeps only the component schemas the operations use', () => {
     const names = Object.keys(doc.components.schemas);
     assert.ok(names.includes('Monitor') && names.includes('Heartbeat') && names.includes('ProjectSummary'));
-    assert.deepEqual(names.filter((n) => n.endsWith('Input')), []);
+    assert.deepEqual(
+      names.filter((n) => n.endsWith('Input')),
+      [],
+    );
   });
 
   it('states the licence of package.json and a contact', () => {
@@ -121,7 +154,11 @@ describe('the OpenAPI document', () => {
       if (op.requestBody) assert.match(op.requestBody.description ?? '', /NUL/, key);
     }
     const ada = await createAccount(cp.db.sql);
-    const res = await apiClient(cp.url, ada.token)('POST', '/monitors', { name: 'a\u0000b', url: 'https://example.com', project_id: ada.project_id });
+    const res = await apiClient(cp.url, ada.token)('POST', '/monitors', {
+      name: 'a\u0000b',
+      url: 'https://example.com',
+      project_id: ada.project_id,
+    });
     assert.equal(res.status, 422);
     assert.deepEqual(Object.keys(res.body.errors), ['name']);
     assert.match(res.body.errors.name[0], /NUL/);
@@ -132,11 +169,20 @@ describe('finishing the document', () => {
   const base = (): OpenApiDocument => ({
     paths: {
       '/things': {
-        get: { tags: ['Things'], responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } } } },
-        post: { tags: ['Things'], requestBody: { content: {} }, responses: { 201: { description: 'ok' }, 422: { description: 'Default Response' } } },
+        get: {
+          tags: ['Things'],
+          responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } } },
+        },
+        post: {
+          tags: ['Things'],
+          requestBody: { content: {} },
+          responses: { 201: { description: 'ok' }, 422: { description: 'Default Response' } },
+        },
       },
     },
-    components: { schemas: { Thing: { properties: { owner: { $ref: '#/components/schemas/Owner' } } }, Owner: {}, ThingInput: {}, Unused: {} } },
+    components: {
+      schemas: { Thing: { properties: { owner: { $ref: '#/components/schemas/Owner' } } }, Owner: {}, ThingInput: {}, Unused: {} },
+    },
   });
   const rules = (ids: Record<string, string>) => ({ operationIds: ids, tags: [{ name: 'Things' }] });
   const both = { 'GET /things': 'listThings', 'POST /things': 'createThing' };
@@ -146,11 +192,17 @@ describe('finishing the document', () => {
   });
 
   it('refuses two routes with one operationId', () => {
-    assert.throws(() => finishDocument(base(), rules({ 'GET /things': 'things', 'POST /things': 'things' })), /share the operationId things/);
+    assert.throws(
+      () => finishDocument(base(), rules({ 'GET /things': 'things', 'POST /things': 'things' })),
+      /share the operationId things/,
+    );
   });
 
   it('refuses an entry that names no documented route', () => {
-    assert.throws(() => finishDocument(base(), rules({ ...both, 'DELETE /things': 'deleteThing' })), /DELETE \/things has an operationId but no documented route/);
+    assert.throws(
+      () => finishDocument(base(), rules({ ...both, 'DELETE /things': 'deleteThing' })),
+      /DELETE \/things has an operationId but no documented route/,
+    );
   });
 
   it('refuses an operation without a declared tag', () => {
@@ -185,7 +237,11 @@ describe('a route added without an operationId', () => {
     app.setValidatorCompiler(validatorCompiler);
     app.setSerializerCompiler(serializerCompiler);
     await registerOpenApi(app, 'http://127.0.0.1:3000');
-    app.get('/widgets', { schema: { tags: ['Monitors'], summary: 'List widgets', response: { 200: z.object({ ok: z.boolean() }) } } }, async () => ({ ok: true }));
+    app.get(
+      '/widgets',
+      { schema: { tags: ['Monitors'], summary: 'List widgets', response: { 200: z.object({ ok: z.boolean() }) } } },
+      async () => ({ ok: true }),
+    );
     await assert.rejects(async () => app.ready(), /GET \/widgets has no operationId/);
     await app.close().catch(() => undefined);
   });

@@ -17,7 +17,7 @@ describe('organizations and projects API', () => {
   });
   after(() => cp.stop());
 
-  it('lists the caller\'s organizations with their role', async () => {
+  it("lists the caller's organizations with their role", async () => {
     const res = await api('GET', '/organizations');
     assert.equal(res.status, 200);
     assert.equal(res.body.data.length, 1);
@@ -27,10 +27,13 @@ describe('organizations and projects API', () => {
     assert.deepEqual(res.body.meta, { current_page: 1, per_page: 25, total: 1, last_page: 1 });
   });
 
-  it('lists the projects of the caller\'s organizations, starting with Default', async () => {
+  it("lists the projects of the caller's organizations, starting with Default", async () => {
     const res = await api('GET', '/projects');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.map((p: { name: string }) => p.name), ['Default']);
+    assert.deepEqual(
+      res.body.data.map((p: { name: string }) => p.name),
+      ['Default'],
+    );
     assert.equal(res.body.data[0].organization_id, ada.organization_id);
   });
 
@@ -50,7 +53,7 @@ describe('organizations and projects API', () => {
     assert.equal((await api('GET', `/projects/${id}`)).status, 404);
   });
 
-  it('deletes a project\'s monitors with it', async () => {
+  it("deletes a project's monitors with it", async () => {
     const id = (await api('POST', '/projects', { name: 'Temp' })).body.data.id;
     const m = (await api('POST', '/monitors', { name: 'x', url: 'https://x.example', project_id: id })).body.data.id;
     await api('DELETE', `/projects/${id}`);
@@ -63,13 +66,13 @@ describe('organizations and projects API', () => {
     assert.equal((await api('POST', '/projects', { name: 'n'.repeat(255) })).status, 201);
   });
 
-  it('refuses to create a project in another tenant\'s organization', async () => {
+  it("refuses to create a project in another tenant's organization", async () => {
     const res = await api('POST', '/projects', { name: 'x', organization_id: eve.organization_id });
     assert.equal(res.status, 403);
     assert.deepEqual(res.body, { message: 'Unauthorized access' });
   });
 
-  it('hides another tenant\'s project by id', async () => {
+  it("hides another tenant's project by id", async () => {
     const evil = apiClient(cp.url, eve.token);
     for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['DELETE']] as const) {
       const res = await evil(method, `/projects/${ada.project_id}`, body);
@@ -109,7 +112,13 @@ describe('OpenAPI document', () => {
     assert.ok(doc.paths['/monitors/{id}']!.put, 'PUT /monitors/{id}');
     assert.equal(doc.paths['/healthz'], undefined, 'internal routes are hidden');
     const text = JSON.stringify(doc);
-    for (const phrase of ['Monitor created successfully', 'Unauthorized access', '"message":"Unauthorized"', 'Not found', 'valid_http_codes.0']) {
+    for (const phrase of [
+      'Monitor created successfully',
+      'Unauthorized access',
+      '"message":"Unauthorized"',
+      'Not found',
+      'valid_http_codes.0',
+    ]) {
       assert.ok(text.includes(phrase.replace(/"/g, '\\"')) || text.includes(phrase), `mentions ${phrase}`);
     }
   });
@@ -137,7 +146,15 @@ describe('input Postgres cannot store', () => {
 
   it('refuses a NUL character in a body or query with a 422 naming the field', async () => {
     assertInvalid(await api('POST', '/projects', { name: 'a\u0000b' }), ['name']);
-    assertInvalid(await api('POST', '/monitors', { name: 'x', url: 'https://x.example', project_id: '00000000-0000-4000-8000-000000000000', regions: ['eu', 'u\u0000s'] }), ['regions.1']);
+    assertInvalid(
+      await api('POST', '/monitors', {
+        name: 'x',
+        url: 'https://x.example',
+        project_id: '00000000-0000-4000-8000-000000000000',
+        regions: ['eu', 'u\u0000s'],
+      }),
+      ['regions.1'],
+    );
     assertInvalid(await api('GET', '/monitors?project_id=%00'), ['project_id']);
   });
 });

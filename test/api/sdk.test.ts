@@ -114,7 +114,16 @@ describe('a client generated from /openapi.json', () => {
   it('generates types with openapi-typescript, type-checks a program against them and runs it against the API', async () => {
     const doc = (await (await fetch(`${cp.url}/openapi.json`)).json()) as OpenAPI3;
     const schema = astToString(await openapiTS(doc));
-    for (const op of ['listMonitors', 'createMonitor', 'getMonitor', 'updateMonitor', 'deleteMonitor', 'listHeartbeats', 'createHeartbeat', 'updateHeartbeat']) {
+    for (const op of [
+      'listMonitors',
+      'createMonitor',
+      'getMonitor',
+      'updateMonitor',
+      'deleteMonitor',
+      'listHeartbeats',
+      'createHeartbeat',
+      'updateHeartbeat',
+    ]) {
       assert.match(schema, new RegExp(`\\b${op}: \\{`), `the SDK has ${op}`);
     }
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
@@ -122,20 +131,36 @@ describe('a client generated from /openapi.json', () => {
     writeFileSync(join(dir, 'client.ts'), clientProgram);
     writeFileSync(join(dir, 'misuse.ts'), misuse);
 
-    assert.deepEqual(typeCheck(join(dir, 'client.ts')).map((d) => d.message), []);
+    assert.deepEqual(
+      typeCheck(join(dir, 'client.ts')).map((d) => d.message),
+      [],
+    );
     const refused = typeCheck(join(dir, 'misuse.ts'));
     assert.deepEqual([...new Set(refused.map((d) => d.line))], misusedLines, refused.map((d) => d.message).join('\n'));
 
-    const { run } = (await import(pathToFileURL(join(dir, 'client.ts')).href)) as { run: (url: string, token: string, project: string) => Promise<any> };
+    const { run } = (await import(pathToFileURL(join(dir, 'client.ts')).href)) as {
+      run: (url: string, token: string, project: string) => Promise<any>;
+    };
     const seen = await run(cp.url, ada.token, ada.project_id);
 
     const m = seen.monitor;
-    assert.deepEqual(m.created, { message: 'Monitor created successfully', name: 'Checkout', method: 'HEAD', codes: [200, 204], project: ada.project_id });
+    assert.deepEqual(m.created, {
+      message: 'Monitor created successfully',
+      name: 'Checkout',
+      method: 'HEAD',
+      codes: [200, 204],
+      project: ada.project_id,
+    });
     assert.equal(m.read.name, 'Checkout');
     assert.ok(m.listed.ids.includes(m.read.id));
     assert.equal(m.listed.page, 1);
     assert.equal(m.listed.total, m.listed.ids.length);
-    assert.deepEqual(m.updated, { message: 'Monitor updated successfully', name: 'Checkout (EU)', active: false, url: 'https://shop.example/health' });
+    assert.deepEqual(m.updated, {
+      message: 'Monitor updated successfully',
+      name: 'Checkout (EU)',
+      active: false,
+      url: 'https://shop.example/health',
+    });
     assert.equal(m.deleted, 204);
     assert.deepEqual(m.gone, { status: 404, error: { message: 'Not found' } });
 

@@ -119,7 +119,14 @@ export async function freePorts(count: number, taken = new Set<number>()): Promi
 }
 
 /** One nats-server process on a config file of its own (written once, reused by restarts). */
-export function natsNode(opts: { name: string; dir: string; config: string; clientPort: number; httpPort: number; bin?: string }): NatsNode {
+export function natsNode(opts: {
+  name: string;
+  dir: string;
+  config: string;
+  clientPort: number;
+  httpPort: number;
+  bin?: string;
+}): NatsNode {
   const bin = findNatsServer(opts.bin);
   const configFile = join(opts.dir, `${opts.name}.conf`);
   writeFileSync(configFile, opts.config);

@@ -26,7 +26,6 @@ function filesUnder(dir: string, ext: RegExp): string[] {
   });
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- manifests are checked field by field
 type Doc = any;
 
 function yamlDocs(path: string): Doc[] {
@@ -81,7 +80,10 @@ describe('deployment files', () => {
     for (const s of planes) assert.ok(services[s].environment.SECRET_KEY !== undefined, s);
     if (onPath('docker-compose')) {
       const secrets = { SECRET_KEY: 'x', AGENT_KEY: 'x', POSTGRES_PASSWORD: 'x' };
-      const r = spawnSync('docker-compose', ['-f', join(deploy, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8', env: { ...process.env, ...secrets } });
+      const r = spawnSync('docker-compose', ['-f', join(deploy, 'docker-compose.yml'), 'config', '-q'], {
+        encoding: 'utf8',
+        env: { ...process.env, ...secrets },
+      });
       assert.equal(r.status, 0, r.stderr);
     }
   });
@@ -97,18 +99,25 @@ describe('deployment files', () => {
         const [container] = spec.split(':').slice(-1);
         const isApi = svc.command?.[0] === 'control-plane' && container === String(env.PORT ?? 3000);
         published.push(`${name} ${spec}`);
-        if (!isApi) assert.match(spec, /^127\.0\.0\.1:/, `${name} publishes ${spec} on every interface: only the control plane's API is public`);
+        if (!isApi)
+          assert.match(spec, /^127\.0\.0\.1:/, `${name} publishes ${spec} on every interface: only the control plane's API is public`);
       }
       if (svc.command?.[0] === 'control-plane') {
         // With METRICS_PORT apart from PORT, /metrics leaves the public port for one that is not published.
         assert.ok(env.METRICS_PORT && env.METRICS_PORT !== String(env.PORT ?? 3000), `${name}: METRICS_PORT apart from PORT`);
-        assert.ok(!published.some((p) => p.startsWith(`${name} `) && p.endsWith(`:${env.METRICS_PORT}`)), `${name}: metrics port not published`);
+        assert.ok(
+          !published.some((p) => p.startsWith(`${name} `) && p.endsWith(`:${env.METRICS_PORT}`)),
+          `${name}: metrics port not published`,
+        );
       }
     }
     for (const s of ['postgres', 'nats-1', 'nats-2', 'nats-3']) {
       for (const p of (services[s].ports ?? []) as string[]) assert.match(String(p), /^127\.0\.0\.1:/, `${s} ${p}`);
     }
-    assert.ok(published.some((p) => /^control-plane-1 (0\.0\.0\.0:)?3000:3000$/.test(p)), `the API is published: ${published.join(', ')}`);
+    assert.ok(
+      published.some((p) => /^control-plane-1 (0\.0\.0\.0:)?3000:3000$/.test(p)),
+      `the API is published: ${published.join(', ')}`,
+    );
   });
 
   it('fails loudly when a required secret is missing from .env, naming it', () => {
@@ -122,7 +131,10 @@ describe('deployment files', () => {
       assert.match(example, new RegExp(`^${v}=$`, 'm'), `.env.example lists ${v}, empty`);
     }
     // No other variable defaults to an empty value that would be taken silently.
-    assert.deepEqual([...text.matchAll(/\$\{(\w+):?-\}/g)].map((m) => m[1]), []);
+    assert.deepEqual(
+      [...text.matchAll(/\$\{(\w+):?-\}/g)].map((m) => m[1]),
+      [],
+    );
     if (onPath('docker-compose')) {
       // An empty env file stands for a .env not filled in (and keeps a developer's deploy/.env out).
       const emptyEnv = join(mkdtempSync(join(tmpdir(), 'compose-env-')), '.env');
@@ -147,9 +159,11 @@ describe('deployment files', () => {
   it('keeps the Kubernetes Services inside the cluster, secrets required and metrics on a port of their own', () => {
     for (const f of filesUnder(join(deploy, 'k8s'), /\.ya?ml$/)) {
       for (const d of yamlDocs(f)) {
-        if (d.kind === 'Service') assert.ok(!d.spec.type || d.spec.type === 'ClusterIP', `${relative(root, f)}: ${d.spec.type}: expose through an ingress`);
+        if (d.kind === 'Service')
+          assert.ok(!d.spec.type || d.spec.type === 'ClusterIP', `${relative(root, f)}: ${d.spec.type}: expose through an ingress`);
         for (const c of d.spec?.template?.spec?.containers ?? []) {
-          for (const from of c.envFrom ?? []) if (from.secretRef) assert.notEqual(from.secretRef.optional, true, `${relative(root, f)}: a missing Secret stops the pod`);
+          for (const from of c.envFrom ?? [])
+            if (from.secretRef) assert.notEqual(from.secretRef.optional, true, `${relative(root, f)}: a missing Secret stops the pod`);
         }
       }
     }
@@ -160,17 +174,26 @@ describe('deployment files', () => {
     const metricsPort = c.ports.find((p: { containerPort: number }) => String(p.containerPort) === env.METRICS_PORT);
     assert.ok(metricsPort, 'the metrics port is declared for scraping');
     const [svc] = yamlDocs(join(deploy, 'k8s/base/control-plane/service.yaml'));
-    assert.ok(!svc.spec.ports.some((p: { targetPort: string | number }) => p.targetPort === metricsPort.name || String(p.targetPort) === env.METRICS_PORT), 'the Service does not carry metrics');
+    assert.ok(
+      !svc.spec.ports.some(
+        (p: { targetPort: string | number }) => p.targetPort === metricsPort.name || String(p.targetPort) === env.METRICS_PORT,
+      ),
+      'the Service does not carry metrics',
+    );
   });
 
   it('gives Kubernetes a control plane with probes and a disruption budget, and one agent Deployment per region', () => {
-    const manifests = filesUnder(join(deploy, 'k8s'), /\.ya?ml$/).filter((f) => !f.endsWith('kustomization.yaml') && !f.endsWith('nats-values.yaml'));
+    const manifests = filesUnder(join(deploy, 'k8s'), /\.ya?ml$/).filter(
+      (f) => !f.endsWith('kustomization.yaml') && !f.endsWith('nats-values.yaml'),
+    );
     for (const f of manifests) {
-      for (const d of yamlDocs(f)) assert.ok(d.apiVersion && d.kind && d.metadata?.name, `${relative(root, f)}: apiVersion, kind, metadata.name`);
+      for (const d of yamlDocs(f))
+        assert.ok(d.apiVersion && d.kind && d.metadata?.name, `${relative(root, f)}: apiVersion, kind, metadata.name`);
     }
     for (const k of filesUnder(join(deploy, 'k8s'), /^kustomization\.yaml$/)) {
       const [kz] = yamlDocs(k);
-      for (const r of [...(kz.resources ?? []), ...(kz.components ?? [])]) assert.ok(existsSync(join(dirname(k), r)), `${relative(root, k)}: ${r} exists`);
+      for (const r of [...(kz.resources ?? []), ...(kz.components ?? [])])
+        assert.ok(existsSync(join(dirname(k), r)), `${relative(root, k)}: ${r} exists`);
     }
     const [cp] = yamlDocs(join(deploy, 'k8s/base/control-plane/deployment.yaml'));
     const c = cp.spec.template.spec.containers[0];
@@ -235,7 +258,8 @@ describe('deployment files', () => {
       const p = product[stream]!;
       assert.equal(hub.name, stream);
       assert.deepEqual(hub.subjects, p.subjects);
-      for (const k of ['retention', 'storage', 'discard', 'max_age', 'duplicate_window'] as const) assert.equal(hub[k], p[k], `${file} ${k}`);
+      for (const k of ['retention', 'storage', 'discard', 'max_age', 'duplicate_window'] as const)
+        assert.equal(hub[k], p[k], `${file} ${k}`);
       const regional = read('region', file.replace('.json', '_REGION.json'));
       assert.equal(regional.name, `${stream}_REGION`);
       assert.equal(regional.duplicate_window, p.duplicate_window);

@@ -125,13 +125,28 @@ describe('a region on a leaf node with a JetStream domain of its own', () => {
     const regionJsm = await jetstreamManager(regional);
     for (const cfg of streamFiles('region')) await regionJsm.streams.add(cfg);
     const agentConfig = loadConfig({ NATS_URL: leaf.url, NATS_NAMESPACE: 'uptime', NATS_REPLICAS: '1', LOG_LEVEL: 'silent' });
-    agent = await startAgent({ config: agentConfig, nc: regional, log: quietLog, region, port: 0, timeScale, checkKey: cp.cp.keys.checkCredentials });
+    agent = await startAgent({
+      config: agentConfig,
+      nc: regional,
+      log: quietLog,
+      region,
+      port: 0,
+      timeScale,
+      checkKey: cp.cp.keys.checkCredentials,
+    });
 
     target = await startTarget({ status: 200, body: 'ok' });
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
     const create = async (name: string, regions: string[] | null) => {
-      const res = await api('POST', '/monitors', { name, url: `${target!.url}/${name}`, project_id: ada.project_id, interval: 5, timeout: 2, regions });
+      const res = await api('POST', '/monitors', {
+        name,
+        url: `${target!.url}/${name}`,
+        project_id: ada.project_id,
+        interval: 5,
+        timeout: 2,
+        regions,
+      });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       return res.body.data.id as string;
     };
@@ -179,7 +194,10 @@ describe('a region on a leaf node with a JetStream domain of its own', () => {
     const keys = (await hubResults()).map(slotKey);
     assert.equal(new Set(keys).size, keys.length);
     const inRegion = new Set((await regionalResults()).map(slotKey));
-    assert.ok(keys.every((k) => inRegion.has(k)), 'every central result came from the regional stream');
+    assert.ok(
+      keys.every((k) => inRegion.has(k)),
+      'every central result came from the regional stream',
+    );
   });
 
   it('keeps checking and accepting pings while cut off from the hub, then catches up', async () => {
@@ -191,10 +209,19 @@ describe('a region on a leaf node with a JetStream domain of its own', () => {
     // The regional ping edge's two steps work without the hub: the id lookup and the publish.
     const heartbeats = await openBucket(regional!, cp!.names, 'heartbeats', { replicas: 1 });
     assert.equal((await heartbeats.get(heartbeatId))?.operation, 'PUT', 'heartbeat id known in the region');
-    const ping = await jetstream(regional!).publish(cp!.names.subjects.ping(0, heartbeatId), JSON.stringify({ heartbeat_id: heartbeatId }), { msgID: `ping-${heartbeatId}` });
+    const ping = await jetstream(regional!).publish(
+      cp!.names.subjects.ping(0, heartbeatId),
+      JSON.stringify({ heartbeat_id: heartbeatId }),
+      { msgID: `ping-${heartbeatId}` },
+    );
     assert.equal(ping.stream, `uptime_PINGS_${region}`);
 
-    await eventually(async () => agent!.stats().checks >= checksAtCut + 8, 'four more slots of both monitors checked while cut off', 15_000, 100);
+    await eventually(
+      async () => agent!.stats().checks >= checksAtCut + 8,
+      'four more slots of both monitors checked while cut off',
+      15_000,
+      100,
+    );
     await eventually(async () => agent!.stats().buffered === 0, 'every result acknowledged by the regional stream', 5_000, 50);
     const late = (await hubResults()).filter((r) => Date.parse(r.scheduled_at) > cutAt + 2 * slotMs);
     assert.equal(late.length, 0, 'nothing crossed while the link was down');
@@ -235,14 +262,18 @@ describe('a region on a leaf node with a JetStream domain of its own', () => {
     const pings = await eventually(
       async () => {
         const jsm = await jetstreamManager(cp!.nc);
-        return (await jsm.streams.getMessage(cp!.names.streams.pings, { last_by_subj: cp!.names.subjects.ping(0, heartbeatId) })) ?? undefined;
+        return (
+          (await jsm.streams.getMessage(cp!.names.streams.pings, { last_by_subj: cp!.names.subjects.ping(0, heartbeatId) })) ?? undefined
+        );
       },
       'the ping taken while cut off in the central PINGS',
       30_000,
       250,
     );
     assert.equal(pings.header?.get('Nats-Msg-Id'), `ping-${heartbeatId}`, 'the ping taken while cut off reached the central PINGS');
-    const local = await regionJsm().then((m) => m.streams.getMessage(`uptime_PINGS_${region}`, { last_by_subj: cp!.names.subjects.ping(0, heartbeatId) }));
+    const local = await regionJsm().then((m) =>
+      m.streams.getMessage(`uptime_PINGS_${region}`, { last_by_subj: cp!.names.subjects.ping(0, heartbeatId) }),
+    );
     // The hub stores a sourced ping with the time it arrived there, which is the instant the deadline
     // role goes by (docs/deployment.md); the regional copy keeps the time the edge took it.
     assert.ok(local && local.time.getTime() < restoredAt && pings.time.getTime() >= restoredAt);

@@ -61,7 +61,15 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
   const startRegionalAgent = async (region: Region, node: ClusterNode): Promise<RegionalAgent> => {
     const nc = await connectToNode(cluster!, node, `uptime-probe-agent-${region}`);
     try {
-      const agent = await startAgent({ config: cp!.config, nc, log: quietLog, region, port: 0, timeScale, checkKey: cp!.cp.keys.checkCredentials });
+      const agent = await startAgent({
+        config: cp!.config,
+        nc,
+        log: quietLog,
+        region,
+        port: 0,
+        timeScale,
+        checkKey: cp!.cp.keys.checkCredentials,
+      });
       const a = { region, node, nc, agent };
       agents.push(a);
       return a;
@@ -101,7 +109,14 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
       { name: 'down everywhere', url: `${failing.url}/down`, regions: regions },
     ];
     for (const s of specs) {
-      const res = await api('POST', '/monitors', { name: s.name, url: s.url, project_id: ada.project_id, interval: 5, timeout: 2, regions: s.regions });
+      const res = await api('POST', '/monitors', {
+        name: s.name,
+        url: s.url,
+        project_id: ada.project_id,
+        interval: 5,
+        timeout: 2,
+        regions: s.regions,
+      });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       monitors.push({ id: res.body.data.id, name: s.name, regions: s.regions ?? regions });
     }
@@ -137,12 +152,19 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
       100,
     );
     const two = monitors.find((m) => m.name === 'two regions')!;
-    assert.equal(await resultCount(nc, names.streams.results, names.subjects.result('ap-south', two.id)), 0, 'ap-south is not a region of this monitor');
+    assert.equal(
+      await resultCount(nc, names.streams.results, names.subjects.result('ap-south', two.id)),
+      0,
+      'ap-south is not a region of this monitor',
+    );
 
     // Each region's results came from that region's agents, and reached Postgres through ingest.
     for (const r of regions) {
       const from = new Set((await allResults(nc, names.streams.results, `${names.namespace}.results.${r}.>`)).map((x) => x.agent_id));
-      assert.ok([...from].every((id) => inRegion(r).some((a) => a.agent.agentId === id)), `results of ${r} from ${[...from].join(', ')}`);
+      assert.ok(
+        [...from].every((id) => inRegion(r).some((a) => a.agent.agentId === id)),
+        `results of ${r} from ${[...from].join(', ')}`,
+      );
     }
     const sql = cp!.db.sql;
     await eventually(
@@ -155,7 +177,12 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
       10_000,
       100,
     );
-    await eventually(async () => (await api('GET', `/monitors/${down.id}`)).body.data.status === 2, 'the failing monitor down by quorum', 15_000, 100);
+    await eventually(
+      async () => (await api('GET', `/monitors/${down.id}`)).body.data.status === 2,
+      'the failing monitor down by quorum',
+      15_000,
+      100,
+    );
     for (const m of monitors.filter((x) => x !== down)) assert.equal((await api('GET', `/monitors/${m.id}`)).body.data.status, 1, m.name);
   });
 
@@ -179,7 +206,10 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     await arrivals.until(
       (all) =>
         moving.every((id) =>
-          all.some((x) => x.at >= stoppedAt && x.result.monitor_id === id && x.result.region === 'eu-west' && x.result.agent_id === peer.agent.agentId),
+          all.some(
+            (x) =>
+              x.at >= stoppedAt && x.result.monitor_id === id && x.result.region === 'eu-west' && x.result.agent_id === peer.agent.agentId,
+          ),
         ),
       `the peer checking the ${moving.length} monitors it took over`,
       5_000,
@@ -231,7 +261,10 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     // Slots are contiguous per monitor, but for any the scheduler itself skipped (a late process).
     let missing = 0;
     for (const m of monitors.filter((x) => x.regions.includes('us-east'))) {
-      const slots = results.filter((r) => r.monitor_id === m.id).map((r) => Date.parse(r.scheduled_at)).sort((x, y) => x - y);
+      const slots = results
+        .filter((r) => r.monitor_id === m.id)
+        .map((r) => Date.parse(r.scheduled_at))
+        .sort((x, y) => x - y);
       for (let i = 1; i < slots.length; i++) missing += Math.round((slots[i]! - slots[i - 1]!) / slotMs) - 1;
     }
     assert.ok(missing <= s.scheduler.skipped, `${missing} slots missing, ${s.scheduler.skipped} skipped by the scheduler`);
@@ -273,7 +306,9 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     // Asserted last, so a slow recovery still gets its losses and duplicates checked.
     const resumedMs = Date.now() - killedAt;
     const announced = [...elected].map(([what, at]) => `${what} leader elected after ${at - killedAt} ms`).join(', ');
-    t.diagnostic(`ingestion resumed ${resumedMs} ms after the RESULTS leader (${leader.name}) died; the ingest consumer's leader was ${ingestLeader}; ${announced || 'no election heard'}`);
+    t.diagnostic(
+      `ingestion resumed ${resumedMs} ms after the RESULTS leader (${leader.name}) died; the ingest consumer's leader was ${ingestLeader}; ${announced || 'no election heard'}`,
+    );
     elections.unsubscribe();
     const newLeader = await eventually(async () => streamLeader(nc, names.streams.results), 'a new RESULTS leader', 10_000, 100);
     assert.notEqual(newLeader, leader.name);
@@ -291,7 +326,12 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
     }
     // What RESULTS acknowledged reaches Postgres, once. Results the dead consumer leader had
     // delivered but not seen acknowledged come again when the ingest consumer's ack wait runs out.
-    const ingest = await eventually(() => jetstreamManager(nc).then((m) => m.consumers.info(names.streams.results, INGEST_CONSUMER)), 'ingest consumer info', 10_000, 200);
+    const ingest = await eventually(
+      () => jetstreamManager(nc).then((m) => m.consumers.info(names.streams.results, INGEST_CONSUMER)),
+      'ingest consumer info',
+      10_000,
+      200,
+    );
     const redeliveryMs = (ingest.config.ack_wait ?? 30_000_000_000) / 1_000_000;
     const wanted = new Set(keys);
     const difference = async () => {
@@ -308,16 +348,27 @@ describe('multi-region operation on a 3-node NATS cluster', () => {
       200,
     ).catch(async (err: Error) => {
       const d = await difference();
-      throw new Error(`${err.message}: ${d.missing.length} missing (${d.missing.slice(0, 5).join(', ')}), ${d.extra.length} not in RESULTS (${d.extra.slice(0, 5).join(', ')})`);
+      throw new Error(
+        `${err.message}: ${d.missing.length} missing (${d.missing.slice(0, 5).join(', ')}), ${d.extra.length} not in RESULTS (${d.extra.slice(0, 5).join(', ')})`,
+      );
     });
 
     const incidents = await sql<{ monitor_id: string; ended_at: Date | null }[]>`
       select monitor_id, ended_at from incidents where monitor_id in ${sql(ids())}`;
-    assert.deepEqual(incidents.map((i) => [i.monitor_id, i.ended_at]), [[down.id, null]], 'one open incident, for the failing monitor');
+    assert.deepEqual(
+      incidents.map((i) => [i.monitor_id, i.ended_at]),
+      [[down.id, null]],
+      'one open incident, for the failing monitor',
+    );
     // EVENTS may have lost its leader with the node too: read it once it has a new one.
     await eventually(async () => streamLeader(nc, names.streams.events), 'an EVENTS leader', 20_000, 100);
-    const events = (await eventually(() => readStream(nc, names.streams.events), 'reading EVENTS', 20_000, 200)).filter((e) => e.data.subject?.id === down.id);
-    assert.deepEqual(events.map((e) => e.data.kind), ['monitor.down']);
+    const events = (await eventually(() => readStream(nc, names.streams.events), 'reading EVENTS', 20_000, 200)).filter(
+      (e) => e.data.subject?.id === down.id,
+    );
+    assert.deepEqual(
+      events.map((e) => e.data.kind),
+      ['monitor.down'],
+    );
     assert.ok(resumedMs <= 10_000, `ingestion resumed ${resumedMs} ms after the leader (${leader.name}) died`);
   });
 });

@@ -27,7 +27,10 @@ describe('deploy/prometheus/alerts.yml', () => {
     const defined = [...readFileSync(rules, 'utf8').matchAll(/^\s+- alert: (\w+)/gm)].map((m) => m[1]);
     const tested = new Set([...readFileSync(unitTests, 'utf8').matchAll(/alertname: (\w+)/g)].map((m) => m[1]));
     assert.ok(defined.length > 0);
-    assert.deepEqual(defined.filter((a) => !tested.has(a)), []);
+    assert.deepEqual(
+      defined.filter((a) => !tested.has(a)),
+      [],
+    );
   });
 
   it('is the rules file docs/operations.md points to', () => {

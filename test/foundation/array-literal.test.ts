@@ -11,7 +11,18 @@ describe('array parameters sent as one literal', () => {
   after(() => db.drop());
 
   it('reaches Postgres element for element: quotes, backslashes, commas, braces, spaces and NULL', async () => {
-    const values = ['plain', 'a "quoted" word', 'back\\slash', 'a,b', '{braces}', ' spaced ', '', 'NULL', null, '2026-11-21 01:25:30.1234+00'];
+    const values = [
+      'plain',
+      'a "quoted" word',
+      'back\\slash',
+      'a,b',
+      '{braces}',
+      ' spaced ',
+      '',
+      'NULL',
+      null,
+      '2026-11-21 01:25:30.1234+00',
+    ];
     const rows = await db.sql<{ v: string | null }[]>`select unnest(${arrayLiteral(values)}::text[]) as v`;
     assert.deepEqual(
       rows.map((r) => r.v),

@@ -56,7 +56,8 @@ describe('uptime CLI against DATABASE_URL', () => {
     const [row] = await db.sql`select token_hash, kind, name from api_tokens where name = 'deploy'`;
     assert.deepEqual(Buffer.from(row!.token_hash as Uint8Array), hashToken(r.lastLine));
     assert.equal(row!.kind, 'api');
-    const leaked = await db.sql`select 1 from api_tokens where token_prefix = ${r.lastLine} or encode(token_hash, 'escape') like ${'%' + r.lastLine + '%'}`;
+    const leaked =
+      await db.sql`select 1 from api_tokens where token_prefix = ${r.lastLine} or encode(token_hash, 'escape') like ${'%' + r.lastLine + '%'}`;
     assert.equal(leaked.length, 0);
   });
 
@@ -82,7 +83,15 @@ describe('uptime CLI against DATABASE_URL', () => {
     assert.match(r.stderr, /No user with the email nobody@example.com/);
   });
 
-  for (const cmd of [['start'], ['control-plane'], ['probe-agent'], ['migrate'], ['user', 'create'], ['token', 'create'], ['token', 'revoke']]) {
+  for (const cmd of [
+    ['start'],
+    ['control-plane'],
+    ['probe-agent'],
+    ['migrate'],
+    ['user', 'create'],
+    ['token', 'create'],
+    ['token', 'revoke'],
+  ]) {
     it(`explains \`${cmd.join(' ')}\` with --help`, async () => {
       const r = await runCli([...cmd, '--help'], env);
       assert.equal(r.code, 0);

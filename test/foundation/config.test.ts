@@ -22,14 +22,23 @@ describe('configuration', () => {
   });
 
   it('reads ALLOWED_PRIVATE_TARGETS as a list of IP addresses, spaces and empty items ignored', () => {
-    assert.deepEqual(loadConfig({ ALLOWED_PRIVATE_TARGETS: '10.0.0.5, fd00::7,,192.168.1.1 ' }).ALLOWED_PRIVATE_TARGETS, ['10.0.0.5', 'fd00::7', '192.168.1.1']);
+    assert.deepEqual(loadConfig({ ALLOWED_PRIVATE_TARGETS: '10.0.0.5, fd00::7,,192.168.1.1 ' }).ALLOWED_PRIVATE_TARGETS, [
+      '10.0.0.5',
+      'fd00::7',
+      '192.168.1.1',
+    ]);
   });
 
   it('trusts no proxy unless TRUST_PROXY names them by address or range', () => {
     assert.equal(loadConfig({}).TRUST_PROXY, false);
     assert.equal(loadConfig({ TRUST_PROXY: 'false' }).TRUST_PROXY, false);
     assert.equal(loadConfig({ TRUST_PROXY: ' , ' }).TRUST_PROXY, false);
-    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,fd00::/8 ,loopback' }).TRUST_PROXY, ['10.0.0.0/8', '127.0.0.1', 'fd00::/8', 'loopback']);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,fd00::/8 ,loopback' }).TRUST_PROXY, [
+      '10.0.0.0/8',
+      '127.0.0.1',
+      'fd00::/8',
+      'loopback',
+    ]);
   });
 
   it('derives the ping and trigger base URLs from PUBLIC_URL, without a trailing slash', () => {

@@ -13,7 +13,13 @@ describe('the embedded default', () => {
   let env: Record<string, string>;
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'uptime-embedded-'));
-    env = { DATA_DIR: dataDir, PORT: String(await freePort()), AGENT_PORT: String(await freePort()), PING_PORT: String(await freePort()), LOG_LEVEL: 'info' };
+    env = {
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      AGENT_PORT: String(await freePort()),
+      PING_PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+    };
   });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 

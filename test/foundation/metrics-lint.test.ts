@@ -51,33 +51,62 @@ describe('/metrics of every process kind, as Prometheus sees it', () => {
     target = await startTarget({ status: 200, body: 'ok' });
     const secretKey = randomBytes(32).toString('base64url');
     registerSecret(secretKey);
-    const common = { DATABASE_URL: db.url, NATS_URL: nats.url, NATS_NAMESPACE: nats.namespace, SECRET_KEY: secretKey, LOG_LEVEL: 'info', HOST: '127.0.0.1' };
+    const common = {
+      DATABASE_URL: db.url,
+      NATS_URL: nats.url,
+      NATS_NAMESPACE: nats.namespace,
+      SECRET_KEY: secretKey,
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+    };
     const start = async (args: string[], env: Record<string, string>, ready: RegExp) => {
       const running = await startCli(args, { ...common, ...env }, ready, 60_000);
       children.push(running);
     };
 
     const [port, agentPort, pingPort] = [await freePort(), await freePort(), await freePort()];
-    await start(['start'], { PORT: String(port), AGENT_PORT: String(agentPort), PING_PORT: String(pingPort), REGION: 'local' }, /uptime is running/);
+    await start(
+      ['start'],
+      { PORT: String(port), AGENT_PORT: String(agentPort), PING_PORT: String(pingPort), REGION: 'local' },
+      /uptime is running/,
+    );
     urls.embedded = `http://127.0.0.1:${port}`;
     urls.embeddedAgent = `http://127.0.0.1:${agentPort}`;
 
     const metricsPort = await freePort();
-    await start(['control-plane', '--roles', 'ingest,deadline,notify,assign'], { PORT: String(await freePort()), METRICS_PORT: String(metricsPort) }, /"control plane started"/);
+    await start(
+      ['control-plane', '--roles', 'ingest,deadline,notify,assign'],
+      { PORT: String(await freePort()), METRICS_PORT: String(metricsPort) },
+      /"control plane started"/,
+    );
     urls.rolesOnly = `http://127.0.0.1:${metricsPort}`;
 
     const [agent2Port, ping2Port] = [await freePort(), await freePort()];
-    await start(['probe-agent', '--region', 'eu'], { AGENT_PORT: String(agent2Port), PING_PORT: String(ping2Port) }, /"probe agent started"/);
+    await start(
+      ['probe-agent', '--region', 'eu'],
+      { AGENT_PORT: String(agent2Port), PING_PORT: String(ping2Port) },
+      /"probe agent started"/,
+    );
     urls.agent = `http://127.0.0.1:${agent2Port}`;
 
     const ada = await createAccount(db.sql);
     api = apiClient(urls.embedded, ada.token);
-    const created = await api('POST', '/monitors', { name: 'Scraped', url: target.url, project_id: ada.project_id, interval: 5, timeout: 2 });
+    const created = await api('POST', '/monitors', {
+      name: 'Scraped',
+      url: target.url,
+      project_id: ada.project_id,
+      interval: 5,
+      timeout: 2,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     // Both regions check it and results are stored, so every family has samples to lint.
     await eventually(async () => sum(await scrape(urls.embeddedAgent), 'uptime_checks_total') > 0, 'the embedded agent checking', 30_000);
     await eventually(async () => sum(await scrape(urls.agent), 'uptime_checks_total') > 0, 'the eu agent checking', 30_000);
-    await eventually(async () => (await db.sql`select count(distinct region)::int as n from check_results`)[0]!.n === 2, 'results of both regions stored', 30_000);
+    await eventually(
+      async () => (await db.sql`select count(distinct region)::int as n from check_results`)[0]!.n === 2,
+      'results of both regions stored',
+      30_000,
+    );
   });
 
   after(async () => {
@@ -91,7 +120,11 @@ describe('/metrics of every process kind, as Prometheus sees it', () => {
   });
 
   for (const kind of ['embedded', 'rolesOnly', 'agent'] as const) {
-    const what = { embedded: 'uptime start (every role and an agent)', rolesOnly: 'uptime control-plane --roles without api (METRICS_PORT)', agent: 'uptime probe-agent' }[kind];
+    const what = {
+      embedded: 'uptime start (every role and an agent)',
+      rolesOnly: 'uptime control-plane --roles without api (METRICS_PORT)',
+      agent: 'uptime probe-agent',
+    }[kind];
     it(`passes promtool check metrics: ${what}`, async () => {
       const result = await checkMetrics(await scrape(urls[kind]));
       assert.equal(result.output.trim(), '', result.output);
@@ -105,7 +138,11 @@ describe('/metrics of every process kind, as Prometheus sees it', () => {
     const agent = await scrape(urls.agent);
     assert.equal(typeOf(embedded, 'uptime_ingest_results_stored_total'), 'counter');
     assert.equal(typeOf(rolesOnly, 'uptime_ingest_results_stored_total'), 'counter');
-    for (const family of ['uptime_agent_results_published_total', 'uptime_agent_results_dropped_total', 'uptime_agent_publish_failures_total']) {
+    for (const family of [
+      'uptime_agent_results_published_total',
+      'uptime_agent_results_dropped_total',
+      'uptime_agent_publish_failures_total',
+    ]) {
       assert.equal(typeOf(agent, family), 'counter', family);
       assert.equal(typeOf(embedded, family), 'counter', `${family} of the embedded agent`);
     }
@@ -123,6 +160,9 @@ describe('/metrics of every process kind, as Prometheus sees it', () => {
     const rules = readFileSync(new URL('../../deploy/prometheus/alerts.yml', import.meta.url), 'utf8');
     const read = new Set([...rules.matchAll(/\b(uptime_[a-z_]+)\b/g)].map((m) => m[1]!));
     assert.ok(read.size > 5, 'the rules read uptime metrics');
-    assert.deepEqual([...read].filter((name) => !exposed.has(name)), []);
+    assert.deepEqual(
+      [...read].filter((name) => !exposed.has(name)),
+      [],
+    );
   });
 });

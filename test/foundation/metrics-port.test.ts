@@ -17,7 +17,15 @@ describe('/metrics kept off the public ports', () => {
   before(async () => {
     metricsPort = await freePort();
     cp = await startTestControlPlane({ roles: ['api', 'assign'], env: { METRICS_PORT: String(metricsPort) } });
-    agent = await startAgent({ config: cp.config, nc: cp.nats.nc, log: quietLog, region: 'local', port: 0, pingPort: 0, checkKey: cp.cp.keys.checkCredentials });
+    agent = await startAgent({
+      config: cp.config,
+      nc: cp.nats.nc,
+      log: quietLog,
+      region: 'local',
+      port: 0,
+      pingPort: 0,
+      checkKey: cp.cp.keys.checkCredentials,
+    });
   });
   after(async () => {
     await agent.stop();
@@ -36,13 +44,13 @@ describe('/metrics kept off the public ports', () => {
     assert.equal((await fetch(`${cp.url}/readyz`)).status, 200);
   });
 
-  it('counts the API\'s requests in the scrape on METRICS_PORT', async () => {
+  it("counts the API's requests in the scrape on METRICS_PORT", async () => {
     assert.equal((await fetch(`${cp.url}/healthz`)).status, 200);
     const text = await (await fetch(`${cp.cp.metricsUrl}/metrics`)).text();
     assert.match(text, /^uptime_http_requests_total\{server="api",route="\/healthz",method="GET",status="200"\} [1-9]/m);
   });
 
-  it('serves no /metrics on a probe agent\'s ping edge, only on its AGENT_PORT', async () => {
+  it("serves no /metrics on a probe agent's ping edge, only on its AGENT_PORT", async () => {
     assert.ok(agent.pingUrl);
     assert.equal((await fetch(`${agent.pingUrl}/metrics`)).status, 404);
     assert.equal((await fetch(`${agent.pingUrl}/healthz`)).status, 200);

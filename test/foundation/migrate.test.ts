@@ -13,9 +13,15 @@ describe('migrations', () => {
   it('applies every migration once when several processes start together', async () => {
     const runs = await Promise.all([migrate(db.sql, quietLog), migrate(db.sql, quietLog), migrate(db.sql, quietLog)]);
     const applied = runs.flat().sort((a, b) => a - b);
-    assert.deepEqual(applied, loadMigrations().map((m) => m.version));
+    assert.deepEqual(
+      applied,
+      loadMigrations().map((m) => m.version),
+    );
     const rows = await db.sql<{ version: number }[]>`select version from schema_migrations order by version`;
-    assert.deepEqual(rows.map((r) => r.version), applied);
+    assert.deepEqual(
+      rows.map((r) => r.version),
+      applied,
+    );
   });
 
   it('applies nothing the second time', async () => {

@@ -17,7 +17,10 @@ describe('stream provisioning', () => {
     for (const name of Object.values(nats.names.streams)) {
       const info = await jsm.streams.info(name);
       assert.equal(info.config.name, name);
-      assert.ok(info.config.subjects?.every((s) => s.startsWith(`${nats.namespace}.`)), `${name} subjects are namespaced`);
+      assert.ok(
+        info.config.subjects?.every((s) => s.startsWith(`${nats.namespace}.`)),
+        `${name} subjects are namespaced`,
+      );
     }
   });
 

@@ -22,7 +22,10 @@ describe('the URL a request line shows', () => {
     ['//api/notify/abc?token=s3cr3t', '//api/notify/abc?token=[redacted]'],
     ['/API/NOTIFY/ABC?Token=s3cr3t', '/API/NOTIFY/ABC?Token=[redacted]'],
     ['/x?y=1#token=s3cr3t', '/x?y=1#token=[redacted]'],
-    ['/x?access_token=a&api_key=b&password=c&_csrf=d&client_secret=e', '/x?access_token=[redacted]&api_key=[redacted]&password=[redacted]&_csrf=[redacted]&client_secret=[redacted]'],
+    [
+      '/x?access_token=a&api_key=b&password=c&_csrf=d&client_secret=e',
+      '/x?access_token=[redacted]&api_key=[redacted]&password=[redacted]&_csrf=[redacted]&client_secret=[redacted]',
+    ],
     ['/x?tok%ZZen=s3cr3t', '/x?tok%ZZen=s3cr3t'],
     ['/x?%ff%fe=1', '/x?%ff%fe=1'],
     [`/x?message=${t}`, '/x?message=[redacted]'],

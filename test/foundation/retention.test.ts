@@ -19,8 +19,12 @@ describe('retention of history', () => {
   before(async () => {
     db = await createTestDatabase();
     ada = await createAccount(db.sql);
-    integrationId = await idOf(db.sql`insert into integrations (project_id, name, type) values (${ada.project_id}, 'hook', 'webhook') returning id`);
-    triggerId = await idOf(db.sql`insert into triggers (project_id, name, default_message) values (${ada.project_id}, 't', 'x') returning id`);
+    integrationId = await idOf(
+      db.sql`insert into integrations (project_id, name, type) values (${ada.project_id}, 'hook', 'webhook') returning id`,
+    );
+    triggerId = await idOf(
+      db.sql`insert into triggers (project_id, name, default_message) values (${ada.project_id}, 't', 'x') returning id`,
+    );
   });
   after(() => db.drop());
 
@@ -45,7 +49,11 @@ describe('retention of history', () => {
     const deleted = await retention().run();
     assert.deepEqual(deleted, { 'check results': 3, 'published events': 1, 'finished deliveries': 1, 'trigger calls': 1 });
     const ages = async (table: string, column: string) =>
-      (await db.sql<{ age: number }[]>`select round(extract(epoch from (${now} - ${db.sql(column)})) / 86400)::int as age from ${db.sql(table)} order by 1`).map((r) => r.age);
+      (
+        await db.sql<
+          { age: number }[]
+        >`select round(extract(epoch from (${now} - ${db.sql(column)})) / 86400)::int as age from ${db.sql(table)} order by 1`
+      ).map((r) => r.age);
     assert.deepEqual(await ages('check_results', 'scheduled_at'), [29]);
     assert.deepEqual(await ages('outbox_events', 'created_at'), [29, 31, 89]);
     assert.deepEqual(await ages('deliveries', 'created_at'), [29, 31, 89]);
@@ -70,7 +78,10 @@ describe('retention of history', () => {
     assert.equal(deleted['published events'], 0);
     assert.equal(deleted['finished deliveries'], 1);
     assert.equal((await db.sql`select 1 from outbox_events where id = ${eventId}`).length, 1);
-    assert.deepEqual((await db.sql<{ id: string }[]>`select id from deliveries where id = any(${pending}::uuid[]) order by id`).map((r) => r.id), pending.sort());
+    assert.deepEqual(
+      (await db.sql<{ id: string }[]>`select id from deliveries where id = any(${pending}::uuid[]) order by id`).map((r) => r.id),
+      pending.sort(),
+    );
     assert.equal((await db.sql`select 1 from deliveries where id = ${dead}`).length, 0);
   });
 

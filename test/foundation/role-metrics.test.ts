@@ -75,17 +75,34 @@ describe('metrics and health of a process without the api role', () => {
   });
 
   it('counts armed deadlines by partition and how late each fired', async () => {
-    const res = await plane.api('POST', '/heartbeats', { name: 'Nightly backup', project_id: plane.account.project_id, next_ping_at: isoIn(plane.clock, 2_000), grace_period: 60 });
+    const res = await plane.api('POST', '/heartbeats', {
+      name: 'Nightly backup',
+      project_id: plane.account.project_id,
+      next_ping_at: isoIn(plane.clock, 2_000),
+      grace_period: 60,
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const id: string = res.body.data.id;
     const armed = `uptime_deadline_heartbeats_armed{partition="${pingPartition(id, plane.config.PING_PARTITIONS)}"}`;
     await eventually(async () => sample(await scrape(), armed) === 1, 'the deadline armed');
     const before = await scrape();
-    const deadlineSeries = () => before.split('\n').filter((l) => l.startsWith('uptime_deadline')).join('\n');
+    const deadlineSeries = () =>
+      before
+        .split('\n')
+        .filter((l) => l.startsWith('uptime_deadline'))
+        .join('\n');
     assert.equal(sample(before, 'uptime_deadline_lateness_seconds_count'), 0, deadlineSeries());
     const perPartition = [...before.matchAll(/^uptime_deadline_heartbeats_armed\{partition="\d+"\} (\d+)$/gm)];
-    assert.equal(perPartition.length, sample(before, 'uptime_deadline_partitions_owned'), `one series per partition held:\n${deadlineSeries()}`);
-    assert.equal(perPartition.reduce((n, m) => n + Number(m[1]), 0), 1, deadlineSeries());
+    assert.equal(
+      perPartition.length,
+      sample(before, 'uptime_deadline_partitions_owned'),
+      `one series per partition held:\n${deadlineSeries()}`,
+    );
+    assert.equal(
+      perPartition.reduce((n, m) => n + Number(m[1]), 0),
+      1,
+      deadlineSeries(),
+    );
 
     plane.clock.advance(2_001);
     await eventually(async () => (await plane.events(id)).some((e) => e.kind === 'heartbeat.late'), 'the heartbeat late');
@@ -94,7 +111,11 @@ describe('metrics and health of a process without the api role', () => {
     // it ends, and the deadline fires a second time (the step it causes finds nothing to do).
     const fired = sample(after, 'uptime_deadline_lateness_seconds_count')!;
     assert.ok(fired >= 1, deadlineSeries());
-    assert.equal(sample(after, 'uptime_deadline_lateness_seconds_bucket{le="0.001"}'), fired, 'fired 1 ms after it came due, on the test clock');
+    assert.equal(
+      sample(after, 'uptime_deadline_lateness_seconds_bucket{le="0.001"}'),
+      fired,
+      'fired 1 ms after it came due, on the test clock',
+    );
     // Late now: the next deadline is the end of its grace period.
     assert.equal(sample(after, armed), 1);
   });
@@ -104,9 +125,17 @@ describe('metrics and health of a process without the api role', () => {
     const failing = await startTarget({ status: 500, body: 'no' });
     targets.push(ok, failing);
     const hook = async (url: string) =>
-      (await plane.api('POST', '/integrations', { project_id: plane.account.project_id, name: 'hook', type: 'webhook', config: { url } })).body.data.id as string;
+      (await plane.api('POST', '/integrations', { project_id: plane.account.project_id, name: 'hook', type: 'webhook', config: { url } }))
+        .body.data.id as string;
     const integrationIds = [await hook(ok.url), await hook(failing.url)];
-    const trigger = (await plane.api('POST', '/triggers', { project_id: plane.account.project_id, name: 'Jobs', default_message: 'done', integration_ids: integrationIds })).body.data;
+    const trigger = (
+      await plane.api('POST', '/triggers', {
+        project_id: plane.account.project_id,
+        name: 'Jobs',
+        default_message: 'done',
+        integration_ids: integrationIds,
+      })
+    ).body.data;
     const series = (status: string) => `uptime_notify_deliveries_total{channel="webhook",status="${status}"}`;
     assert.equal(sample(await scrape(), series('delivered')), undefined, 'nothing delivered yet');
 

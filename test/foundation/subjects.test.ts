@@ -14,7 +14,7 @@ describe('NATS names', () => {
     assert.equal(n.keys.agent('eu-west', 'a1'), 'eu-west.a1');
   });
 
-  it('refuses tokens that would change a subject\'s shape', () => {
+  it("refuses tokens that would change a subject's shape", () => {
     assert.throws(() => natsNames('a.b'), /namespace/);
     assert.throws(() => n.subjects.result('eu.west', 'abc'), /region/);
     assert.throws(() => n.subjects.result('eu', 'a*'), /monitor id/);

@@ -9,7 +9,12 @@ export interface ApiResponse<T = any> {
 
 /** A small client for the REST API: JSON in, JSON out, with a token. */
 export function apiClient(baseUrl: string, token?: string) {
-  return async function call<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+  return async function call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<ApiResponse<T>> {
     // Whatever secret goes in or comes out (a password, a trigger token) is searched for in the logs after the run.
     registerSecretsIn(body);
     const res = await fetch(baseUrl + path, {

@@ -17,7 +17,18 @@ export interface CliResult {
 /** Environment of a fresh machine: the caller's, less every setting of the product. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const k of ['DATABASE_URL', 'NATS_URL', 'NATS_NAMESPACE', 'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'REGION', 'AGENT_PORT', 'LOG_LEVEL']) {
+  for (const k of [
+    'DATABASE_URL',
+    'NATS_URL',
+    'NATS_NAMESPACE',
+    'PORT',
+    'HOST',
+    'DATA_DIR',
+    'PUBLIC_URL',
+    'REGION',
+    'AGENT_PORT',
+    'LOG_LEVEL',
+  ]) {
     delete env[k];
   }
   return { ...env, ...extra };

@@ -8,7 +8,8 @@ export const testEnv = {
 } as const;
 
 export function requireTestEnv(name: 'pg' | 'nats' | 'scratch'): string {
-  const value = process.env[testEnv[name]] ?? (name === 'pg' ? process.env.TEST_DATABASE_URL : name === 'nats' ? process.env.TEST_NATS_URL : undefined);
+  const value =
+    process.env[testEnv[name]] ?? (name === 'pg' ? process.env.TEST_DATABASE_URL : name === 'nats' ? process.env.TEST_NATS_URL : undefined);
   if (!value) {
     throw new Error(
       `${testEnv[name]} is not set: run tests through \`npm test\` (or \`npm run test:only -- <file>\`), ` +

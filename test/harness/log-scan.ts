@@ -72,7 +72,9 @@ function leakAt(file: string, text: Buffer, at: number, length: number): Leak {
 export function scanLogDir(dir: string): { files: number; bytes: number; secrets: number; leaks: Leak[] } {
   const names = readdirSync(dir);
   const secrets = [
-    ...new Set(names.filter((n) => n.startsWith('secrets-')).flatMap((n) => readFileSync(join(dir, n), 'utf8').split('\n').filter(Boolean))),
+    ...new Set(
+      names.filter((n) => n.startsWith('secrets-')).flatMap((n) => readFileSync(join(dir, n), 'utf8').split('\n').filter(Boolean)),
+    ),
   ].map((s) => Buffer.from(s, 'utf8'));
   const logs = names.filter((n) => n.startsWith('log-') || n.startsWith('child-'));
   const leaks: Leak[] = [];

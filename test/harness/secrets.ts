@@ -37,7 +37,8 @@ export function urlCredential(value: unknown): string | undefined {
   } catch {
     return value;
   }
-  const bare = url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
+  const bare =
+    url.username === '' && url.password === '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
   return bare ? undefined : value;
 }
 

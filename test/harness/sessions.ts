@@ -16,7 +16,13 @@ export interface TestSession {
  * without the sign-in throttle). `startedAt` in the past gives a session that has already expired.
  */
 export async function openSession(sql: Sql, userId: string, opts: { ttlHours?: number; startedAt?: Date } = {}): Promise<TestSession> {
-  const { token } = await createSession(sql, { userId, userAgent: 'test', ip: '127.0.0.1', ttlHours: opts.ttlHours ?? 336, now: opts.startedAt ?? new Date() });
+  const { token } = await createSession(sql, {
+    userId,
+    userAgent: 'test',
+    ip: '127.0.0.1',
+    ttlHours: opts.ttlHours ?? 336,
+    now: opts.startedAt ?? new Date(),
+  });
   registerSecret(token);
   const hash = createHash('sha256').update(token, 'utf8').digest();
   const [row] = await sql<{ csrf_token: string }[]>`select csrf_token from web_sessions where token_hash = ${hash}`;

@@ -2,7 +2,11 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 
 /** Every message of a stream (or of one subject filter), in order, without consuming it. */
-export async function readStream(nc: NatsConnection, stream: string, filter?: string): Promise<{ subject: string; data: any; msgId?: string }[]> {
+export async function readStream(
+  nc: NatsConnection,
+  stream: string,
+  filter?: string,
+): Promise<{ subject: string; data: any; msgId?: string }[]> {
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(stream);
   const out: { subject: string; data: any; msgId?: string }[] = [];
@@ -29,7 +33,12 @@ function matches(filter: string, subject: string): boolean {
  * Resolves once `check()` holds, re-checking after every `everyMs`. For states only visible by
  * asking (rows in a database, messages in a stream); bounded, so a test fails rather than hangs.
  */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

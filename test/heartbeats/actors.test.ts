@@ -32,13 +32,19 @@ describe('heartbeat actors', () => {
     actors.ping('a', 'a2');
     actors.ping('a', 'a3');
     await turn();
-    assert.deepEqual(batches.map((b) => b.map((s) => s.pings)), [[['a1', 'a2', 'a3']]]);
+    assert.deepEqual(
+      batches.map((b) => b.map((s) => s.pings)),
+      [[['a1', 'a2', 'a3']]],
+    );
     actors.ping('a', 'a4');
     actors.ping('a', 'a5');
     await turn();
     assert.equal(batches.length, 1, 'no second step of the actor while its first runs');
     await finishNext();
-    assert.deepEqual(batches.map((b) => b.map((s) => s.pings)), [[['a1', 'a2', 'a3']], [['a4', 'a5']]]);
+    assert.deepEqual(
+      batches.map((b) => b.map((s) => s.pings)),
+      [[['a1', 'a2', 'a3']], [['a4', 'a5']]],
+    );
     await finishNext();
     await actors.idle();
   });
@@ -62,16 +68,33 @@ describe('heartbeat actors', () => {
     actors.ping('b', 'b1');
     actors.ping('c', 'c1');
     await turn();
-    assert.deepEqual(batches[0]!.map((s) => [s.id, s.pings.length]), [['hot', 50], ['b', 1], ['c', 1]]);
+    assert.deepEqual(
+      batches[0]!.map((s) => [s.id, s.pings.length]),
+      [
+        ['hot', 50],
+        ['b', 1],
+        ['c', 1],
+      ],
+    );
     await finishNext();
     actors.ping('d', 'd1');
     await finishNext();
-    assert.deepEqual(batches[1]!.map((s) => [s.id, s.pings.length]), [['hot', 50]]);
-    assert.deepEqual(batches[2]!.map((s) => [s.id, s.pings.length]), [['d', 1]], 'd waits for one step of hot at most');
+    assert.deepEqual(
+      batches[1]!.map((s) => [s.id, s.pings.length]),
+      [['hot', 50]],
+    );
+    assert.deepEqual(
+      batches[2]!.map((s) => [s.id, s.pings.length]),
+      [['d', 1]],
+      'd waits for one step of hot at most',
+    );
     for (let i = 0; i < 9; i++) await finishNext();
     await actors.idle();
     assert.equal(batches.length, 11, 'ten steps of hot, fifty pings each');
-    assert.equal(batches.flat().reduce((n, s) => n + s.pings.length, 0), 503);
+    assert.equal(
+      batches.flat().reduce((n, s) => n + s.pings.length, 0),
+      503,
+    );
   });
 
   it('batches the steps of different actors that wait together', async () => {
@@ -81,9 +104,16 @@ describe('heartbeat actors', () => {
     for (const id of ['b', 'c', 'd', 'e']) actors.tick(id);
     actors.ping('a', 'a2');
     await finishNext();
-    assert.deepEqual(batches[1]!.map((s) => s.id), ['b', 'c', 'd'], 'at most the batch size, in arrival order');
+    assert.deepEqual(
+      batches[1]!.map((s) => s.id),
+      ['b', 'c', 'd'],
+      'at most the batch size, in arrival order',
+    );
     await finishNext();
-    assert.deepEqual(batches[2]!.map((s) => s.id), ['e', 'a']);
+    assert.deepEqual(
+      batches[2]!.map((s) => s.id),
+      ['e', 'a'],
+    );
     await finishNext();
     await actors.idle();
   });
@@ -131,13 +161,20 @@ describe('heartbeat actors', () => {
     actors.ping('b', 'b1');
     await turn();
     await turn();
-    assert.deepEqual(batches.map((b) => b[0]!.pings), [['a1', 'a2'], ['b1']], 'b ran while a1 and a2 were being published');
+    assert.deepEqual(
+      batches.map((b) => b[0]!.pings),
+      [['a1', 'a2'], ['b1']],
+      'b ran while a1 and a2 were being published',
+    );
     actors.ping('a', 'a3');
     await turn();
     assert.equal(batches.length, 2, 'a3 waits for the events of a1 and a2');
     publish();
     await actors.idle();
-    assert.deepEqual(batches.map((b) => b[0]!.pings), [['a1', 'a2'], ['b1'], ['a3']]);
+    assert.deepEqual(
+      batches.map((b) => b[0]!.pings),
+      [['a1', 'a2'], ['b1'], ['a3']],
+    );
   });
 
   it('drops the queued work of a partition given back and returns its pings', async () => {
@@ -155,7 +192,10 @@ describe('heartbeat actors', () => {
     assert.equal(done, false, 'the step in flight is still running');
     await finishNext();
     assert.equal(done, true);
-    assert.deepEqual(batches[1]!.map((s) => s.pings), [['z1']]);
+    assert.deepEqual(
+      batches[1]!.map((s) => s.pings),
+      [['z1']],
+    );
     await finishNext();
     await actors.idle();
   });

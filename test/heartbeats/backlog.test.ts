@@ -49,7 +49,15 @@ describe('deadlines while a backlog of pings is replayed', () => {
   });
 
   const startRole = async () => {
-    const role = await startDeadline({ sql: db.sql, nc: nats.nc, names: nats.names, log: quietLog, outbox, partitions: PARTITIONS, replicas: 1 });
+    const role = await startDeadline({
+      sql: db.sql,
+      nc: nats.nc,
+      names: nats.names,
+      log: quietLog,
+      outbox,
+      partitions: PARTITIONS,
+      replicas: 1,
+    });
     roles.push(role);
     await eventually(async () => role.stats().owned.length === PARTITIONS, 'every partition held');
     return role;
@@ -82,7 +90,11 @@ describe('deadlines while a backlog of pings is replayed', () => {
       body: '',
       body_size: 0,
     };
-    return { subject: nats.names.subjects.ping(pingPartition(heartbeatId, PARTITIONS), heartbeatId), payload: JSON.stringify(p), msgID: p.id };
+    return {
+      subject: nats.names.subjects.ping(pingPartition(heartbeatId, PARTITIONS), heartbeatId),
+      payload: JSON.stringify(p),
+      msgID: p.id,
+    };
   };
   const ping = (heartbeatId: string) => {
     const m = message(heartbeatId);
@@ -163,7 +175,11 @@ describe('deadlines while a backlog of pings is replayed', () => {
       `the steady heartbeat (${sent} pings, never a gap of ${PERIOD + GRACE} s) raised no alert`,
     );
     const silentAlerts = raised.filter((a) => a.id === silent);
-    assert.deepEqual(silentAlerts.map((a) => [a.kind, a.reason]), [['heartbeat.down', 'missed']], 'the silent one went down once');
+    assert.deepEqual(
+      silentAlerts.map((a) => [a.kind, a.reason]),
+      [['heartbeat.down', 'missed']],
+      'the silent one went down once',
+    );
     assert.equal(Date.parse(silentAlerts[0]!.occurred_at), last.getTime() + (PERIOD + GRACE) * 1000, 'at the instant its grace ran out');
     await eventually(async () => role.stats().caughtUp.length === PARTITIONS, 'every partition caught up again');
   });

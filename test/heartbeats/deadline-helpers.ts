@@ -46,7 +46,15 @@ export async function startDeadlinePlane(opts: { roles?: readonly Role[]; env?: 
     SECRET_KEY: randomBytes(32).toString('base64url'),
     ...opts.env,
   });
-  const cp = await startControlPlane({ config, log: quietLog, sql: db.sql, nc: nats.nc, roles: opts.roles ?? ['api', 'deadline'], port: 0, clock });
+  const cp = await startControlPlane({
+    config,
+    log: quietLog,
+    sql: db.sql,
+    nc: nats.nc,
+    roles: opts.roles ?? ['api', 'deadline'],
+    port: 0,
+    clock,
+  });
   const account = await createAccount(db.sql);
   return {
     url: cp.url!,

@@ -100,7 +100,10 @@ describe('heartbeat deadlines', () => {
       select payload->'subject'->>'id' as id, kind, count(*)::int as n from outbox_events
       where payload->'subject'->>'id' = any(${plane.db.sql.array(ids)}) group by 1, 2`;
     assert.equal(written.length, n, 'one kind of event per heartbeat');
-    assert.ok(written.every((w) => w.kind === 'heartbeat.down' && w.n === 1), 'exactly one heartbeat.down each');
+    assert.ok(
+      written.every((w) => w.kind === 'heartbeat.down' && w.n === 1),
+      'exactly one heartbeat.down each',
+    );
     const published = await eventually(async () => {
       const all = await readStream(plane.nats.nc, plane.nats.names.streams.events);
       const mine = all.filter((e) => ids.includes(e.data.subject.id));
@@ -119,7 +122,10 @@ describe('heartbeat deadlines', () => {
 
     plane.clock.advance(10 * MINUTE);
     const events = await eventsReach(plane, hb.id, 2);
-    assert.deepEqual(events.map((e) => e.kind), ['heartbeat.late', 'heartbeat.down']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['heartbeat.late', 'heartbeat.down'],
+    );
     assert.equal(await outboxCount(plane, hb.id), 2);
   });
 
@@ -130,7 +136,10 @@ describe('heartbeat deadlines', () => {
     await eventsReach(plane, hb.id, 1);
     await plane.api('PATCH', `/heartbeats/${hb.id}`, { grace_period: 60 });
     const events = await eventsReach(plane, hb.id, 2);
-    assert.deepEqual(events.map((e) => e.kind), ['heartbeat.late', 'heartbeat.down']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['heartbeat.late', 'heartbeat.down'],
+    );
   });
 
   it('raises nothing for a paused heartbeat', async () => {
@@ -139,7 +148,10 @@ describe('heartbeat deadlines', () => {
     await watched(plane, paused.id);
     await watched(plane, active.id);
     plane.clock.advance(2_000 + MINUTE + 1);
-    assert.deepEqual((await eventsReach(plane, active.id, 1)).map((e) => e.kind), ['heartbeat.down']);
+    assert.deepEqual(
+      (await eventsReach(plane, active.id, 1)).map((e) => e.kind),
+      ['heartbeat.down'],
+    );
     assert.deepEqual(await plane.events(paused.id), []);
     assert.equal((await row(plane, paused.id)).status, 'paused');
   });
@@ -175,7 +187,10 @@ describe('heartbeat pings', () => {
     assert.equal((await row(plane, hb.id)).status, 'down');
 
     assert.deepEqual(await plane.ping(`/heartbeat/${hb.id}/3`), { status: 200, text: 'OK' });
-    await eventually(async () => (await plane.db.sql`select 1 from heartbeat_pings where heartbeat_id = ${hb.id}`).length === 2, 'second ping logged');
+    await eventually(
+      async () => (await plane.db.sql`select 1 from heartbeat_pings where heartbeat_id = ${hb.id}`).length === 2,
+      'second ping logged',
+    );
     assert.deepEqual(await kindsOf(plane, hb.id), ['heartbeat.down'], 'a fail while down stays in the same down period');
 
     assert.deepEqual(await plane.ping(`/heartbeat/${hb.id}/0`), { status: 200, text: 'OK' });
@@ -197,7 +212,10 @@ describe('heartbeat pings', () => {
     const ack = await jetstream(plane.nats.nc).publish(subject, JSON.stringify(original!.data), { msgID: `${original!.data.id}-replayed` });
     const jsm = await jetstreamManager(plane.nats.nc);
     await eventually(async () => {
-      const info = await jsm.consumers.info(plane.nats.names.streams.pings, consumerName(pingPartition(hb.id, plane.config.PING_PARTITIONS)));
+      const info = await jsm.consumers.info(
+        plane.nats.names.streams.pings,
+        consumerName(pingPartition(hb.id, plane.config.PING_PARTITIONS)),
+      );
       return info.ack_floor.stream_seq >= ack.seq;
     }, 'the replay acknowledged');
 

@@ -35,7 +35,11 @@ function applyInOrder(pings: readonly { kind: PingKind; at: Date }[]): { state: 
   for (const p of pings) {
     const next = nextState(state, { type: 'ping', kind: p.kind, at: p.at }, p.at);
     state = next.state;
-    alerts.push(...next.effects.events.filter((e) => e.type !== 'heartbeat.started' && e.type !== 'heartbeat.late').map((e) => `${e.type}@${e.at.getTime() - T0}`));
+    alerts.push(
+      ...next.effects.events
+        .filter((e) => e.type !== 'heartbeat.started' && e.type !== 'heartbeat.late')
+        .map((e) => `${e.type}@${e.at.getTime() - T0}`),
+    );
     log.push({ id: randomUUID(), kind: p.kind, at: p.at, after: snapshotOf(state) });
   }
   return { state, log, alerts };
@@ -91,14 +95,22 @@ describe('a ping that arrives after later pings were applied', () => {
     const merged = mergeLatePing(applied.state, applied.log, { id: randomUUID(), kind: 'fail', at: t(2) }, t(4));
     assert.deepEqual(summary(merged!.events), ['heartbeat.down@2000']);
     assert.equal(merged!.state.status, 'running');
-    assert.equal(merged!.state.down_since?.getTime(), t(2).getTime(), 'the run\'s success will raise the up');
+    assert.equal(merged!.state.down_since?.getTime(), t(2).getTime(), "the run's success will raise the up");
   });
 
   it('cannot merge without the state before the ping', () => {
     const applied = applyInOrder([{ kind: 'success', at: t(3) }]);
     assert.equal(mergeLatePing(applied.state, applied.log, { id: randomUUID(), kind: 'fail', at: t(2) }, t(4)), null);
     const unknown = applied.log.map((p) => ({ ...p, after: null }));
-    assert.equal(mergeLatePing(applied.state, [{ id: randomUUID(), kind: 'success', at: t(1), after: null }, ...unknown], { id: randomUUID(), kind: 'fail', at: t(2) }, t(4)), null);
+    assert.equal(
+      mergeLatePing(
+        applied.state,
+        [{ id: randomUUID(), kind: 'success', at: t(1), after: null }, ...unknown],
+        { id: randomUUID(), kind: 'fail', at: t(2) },
+        t(4),
+      ),
+      null,
+    );
   });
 });
 
@@ -149,7 +161,8 @@ describe('the deadline steps with pings delivered out of order', () => {
     // Both failures lost in flight; the successes after them applied first; then the failures
     // come back, and one of them once more.
     const outcomes = [];
-    for (const p of [b[0], b[1], b[4], b[5], b[3], b[2], b[3]]) outcomes.push(...(await runSteps(db.sql, [{ id: reordered, pings: [p!], now: t(10) }])));
+    for (const p of [b[0], b[1], b[4], b[5], b[3], b[2], b[3]])
+      outcomes.push(...(await runSteps(db.sql, [{ id: reordered, pings: [p!], now: t(10) }])));
     assert.deepEqual(
       outcomes.map((o) => (o.duplicates > 0 ? 'again' : o.late.pings > 0 ? `late, ${o.late.alerts} alerts` : 'in order')),
       ['in order', 'in order', 'in order', 'in order', 'late, 2 alerts', 'late, 0 alerts', 'again'],
@@ -163,18 +176,16 @@ describe('the deadline steps with pings delivered out of order', () => {
   });
 
   it('raises as many downs and ups as stream order would, whatever the delivery order and however deliveries are grouped into steps', async () => {
-    const delivery = fc
-      .array(fc.constantFrom<PingKind>('success', 'fail', 'start'), { minLength: 2, maxLength: 8 })
-      .chain((kinds) =>
-        fc.record({
-          kinds: fc.constant(['success' as PingKind, ...kinds]),
-          // How many places each ping (but the first, which anchors the history) is delivered late.
-          delays: fc.array(fc.nat({ max: 4 }), { minLength: kinds.length, maxLength: kinds.length }),
-          again: fc.array(fc.boolean(), { minLength: kinds.length, maxLength: kinds.length }),
-          // Where a step ends: the deliveries between two ends are applied together.
-          cuts: fc.array(fc.boolean(), { minLength: 2 * kinds.length, maxLength: 2 * kinds.length }),
-        }),
-      );
+    const delivery = fc.array(fc.constantFrom<PingKind>('success', 'fail', 'start'), { minLength: 2, maxLength: 8 }).chain((kinds) =>
+      fc.record({
+        kinds: fc.constant(['success' as PingKind, ...kinds]),
+        // How many places each ping (but the first, which anchors the history) is delivered late.
+        delays: fc.array(fc.nat({ max: 4 }), { minLength: kinds.length, maxLength: kinds.length }),
+        again: fc.array(fc.boolean(), { minLength: kinds.length, maxLength: kinds.length }),
+        // Where a step ends: the deliveries between two ends are applied together.
+        cuts: fc.array(fc.boolean(), { minLength: 2 * kinds.length, maxLength: 2 * kinds.length }),
+      }),
+    );
     await fc.assert(
       fc.asyncProperty(delivery, async ({ kinds, delays, again, cuts }) => {
         const inOrder = await createHeartbeat();

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { afterDelivery, createPartitionClock, judgedUntil, unknownBacklog, type Backlog } from '../../control-plane/src/heartbeats/deadline/partition-clock.ts';
+import {
+  afterDelivery,
+  createPartitionClock,
+  judgedUntil,
+  unknownBacklog,
+  type Backlog,
+} from '../../control-plane/src/heartbeats/deadline/partition-clock.ts';
 import { createDeadlineTimers } from '../../control-plane/src/heartbeats/deadline/timers.ts';
 import { manualClock } from './manual-clock.ts';
 
@@ -10,16 +16,44 @@ describe('the instant a partition is judged until', () => {
   const rows: { name: string; backlog: Backlog; until: number }[] = [
     { name: 'caught up: the clock', backlog: { caughtUp: true, newest: NOW - 5_000 }, until: NOW },
     { name: 'replaying: the newest ping delivered', backlog: { caughtUp: false, newest: NOW - 130_000 }, until: NOW - 130_000 },
-    { name: 'replaying, the newest ping stamped ahead of the clock: the clock', backlog: { caughtUp: false, newest: NOW + 2_000 }, until: NOW },
+    {
+      name: 'replaying, the newest ping stamped ahead of the clock: the clock',
+      backlog: { caughtUp: false, newest: NOW + 2_000 },
+      until: NOW,
+    },
     { name: 'nothing known yet (just taken, not caught up): nothing is judged', backlog: unknownBacklog, until: -Infinity },
   ];
   for (const r of rows) it(r.name, () => assert.equal(judgedUntil(r.backlog, NOW), r.until));
 
   const deliveries: { name: string; before: Backlog; at: number; pending: number; after: Backlog }[] = [
-    { name: 'a ping with others behind it: behind, newest moves', before: { caughtUp: true, newest: 10 }, at: 20, pending: 5, after: { caughtUp: false, newest: 20 } },
-    { name: 'the last ping while caught up: still caught up', before: { caughtUp: true, newest: 10 }, at: 20, pending: 0, after: { caughtUp: true, newest: 20 } },
-    { name: 'the last ping of a backlog: caught up only once the consumer says so', before: { caughtUp: false, newest: 10 }, at: 20, pending: 0, after: { caughtUp: false, newest: 20 } },
-    { name: 'a redelivered older ping: newest stays', before: { caughtUp: false, newest: 30 }, at: 20, pending: 3, after: { caughtUp: false, newest: 30 } },
+    {
+      name: 'a ping with others behind it: behind, newest moves',
+      before: { caughtUp: true, newest: 10 },
+      at: 20,
+      pending: 5,
+      after: { caughtUp: false, newest: 20 },
+    },
+    {
+      name: 'the last ping while caught up: still caught up',
+      before: { caughtUp: true, newest: 10 },
+      at: 20,
+      pending: 0,
+      after: { caughtUp: true, newest: 20 },
+    },
+    {
+      name: 'the last ping of a backlog: caught up only once the consumer says so',
+      before: { caughtUp: false, newest: 10 },
+      at: 20,
+      pending: 0,
+      after: { caughtUp: false, newest: 20 },
+    },
+    {
+      name: 'a redelivered older ping: newest stays',
+      before: { caughtUp: false, newest: 30 },
+      at: 20,
+      pending: 3,
+      after: { caughtUp: false, newest: 30 },
+    },
   ];
   for (const d of deliveries) it(d.name, () => assert.deepEqual(afterDelivery(d.before, d.at, d.pending), d.after));
 });

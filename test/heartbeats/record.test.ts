@@ -12,7 +12,7 @@ function pgText(ms: number, micros: number): string {
 }
 
 describe('stored timestamps read as dates', () => {
-  it('reads Postgres\'s form as formatTimestamp does, to the millisecond', () => {
+  it("reads Postgres's form as formatTimestamp does, to the millisecond", () => {
     fc.assert(
       fc.property(fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(2200, 0, 1) }), fc.integer({ min: 0, max: 999 }), (ms, micros) => {
         const pg = pgText(ms, micros);

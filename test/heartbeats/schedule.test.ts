@@ -1,11 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  nextCronOccurrence,
-  nextExpectedPing,
-  validateCron,
-  validateTimezone,
-} from '../../control-plane/src/heartbeats/schedule.ts';
+import { nextCronOccurrence, nextExpectedPing, validateCron, validateTimezone } from '../../control-plane/src/heartbeats/schedule.ts';
 
 const d = (iso: string): Date => new Date(iso);
 
@@ -108,9 +103,21 @@ describe('nextCronOccurrence', () => {
     ['uses the time zone (New York, summer time)', '0 9 * * *', 'America/New_York', '2026-03-10T13:05:00Z', '2026-03-11T13:00:00Z'],
     ['uses a half-hour offset (Kolkata)', '0 9 * * *', 'Asia/Kolkata', '2026-01-01T00:00:00Z', '2026-01-01T03:30:00Z'],
     ['fires 02:30 CET the day before spring-forward', '30 2 * * *', 'Europe/Berlin', '2026-03-27T12:00:00Z', '2026-03-28T01:30:00Z'],
-    ['moves the missing 02:30 to 03:30 CEST on spring-forward', '30 2 * * *', 'Europe/Berlin', '2026-03-28T12:00:00Z', '2026-03-29T01:30:00Z'],
+    [
+      'moves the missing 02:30 to 03:30 CEST on spring-forward',
+      '30 2 * * *',
+      'Europe/Berlin',
+      '2026-03-28T12:00:00Z',
+      '2026-03-29T01:30:00Z',
+    ],
     ['returns to 02:30 CEST the day after spring-forward', '30 2 * * *', 'Europe/Berlin', '2026-03-29T01:30:00Z', '2026-03-30T00:30:00Z'],
-    ['fires hourly at 03:00 CEST right after the skipped hour', '0 * * * *', 'Europe/Berlin', '2026-03-29T00:30:00Z', '2026-03-29T01:00:00Z'],
+    [
+      'fires hourly at 03:00 CEST right after the skipped hour',
+      '0 * * * *',
+      'Europe/Berlin',
+      '2026-03-29T00:30:00Z',
+      '2026-03-29T01:00:00Z',
+    ],
     ['fires the first 02:30 (CEST) on fall-back', '30 2 * * *', 'Europe/Berlin', '2026-10-24T12:00:00Z', '2026-10-25T00:30:00Z'],
     ['does not fire the repeated 02:30 (CET) on fall-back', '30 2 * * *', 'Europe/Berlin', '2026-10-25T00:30:00Z', '2026-10-26T01:30:00Z'],
     ['fires hourly in the repeated hour (02:00 CET)', '0 * * * *', 'Europe/Berlin', '2026-10-25T00:00:00Z', '2026-10-25T01:00:00Z'],
@@ -128,7 +135,11 @@ describe('nextExpectedPing', () => {
   const rows: Array<[name: string, schedule: Parameters<typeof nextExpectedPing>[0], expected: string | null]> = [
     ['uses the cron schedule', { cron_schedule: '0 * * * *', timezone: 'UTC', period: null }, '2026-01-01T11:00:00Z'],
     ['prefers the cron schedule over a period', { cron_schedule: '0 * * * *', timezone: 'UTC', period: 60 }, '2026-01-01T11:00:00Z'],
-    ['applies the timezone to the cron schedule', { cron_schedule: '0 12 * * *', timezone: 'Europe/Berlin', period: null }, '2026-01-01T11:00:00Z'],
+    [
+      'applies the timezone to the cron schedule',
+      { cron_schedule: '0 12 * * *', timezone: 'Europe/Berlin', period: null },
+      '2026-01-01T11:00:00Z',
+    ],
     ['defaults the timezone to UTC', { cron_schedule: '0 12 * * *', timezone: null, period: null }, '2026-01-01T12:00:00Z'],
     ['adds the period in seconds without a cron schedule', { cron_schedule: null, timezone: 'UTC', period: 90 }, '2026-01-01T10:21:30Z'],
     ['returns null with neither', { cron_schedule: null, timezone: 'UTC', period: null }, null],

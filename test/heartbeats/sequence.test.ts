@@ -116,7 +116,7 @@ const rows: Row[] = [
     skipped: [1],
   },
   {
-    name: 'a ping stamped after the step\'s clock (another host\'s clock ahead) is judged at the clock',
+    name: "a ping stamped after the step's clock (another host's clock ahead) is judged at the clock",
     state: { ...up, status: 'late', next_ping_at: t(60) },
     pings: [p('success', 90)],
     now: t(80),
@@ -167,7 +167,10 @@ describe('a run of pings applied in one step', () => {
       state = one.state;
       events.push(...one.events.map((e) => `${e.event.type}@${e.event.at.getTime()}`));
     }
-    assert.deepEqual(all.events.map((e) => `${e.event.type}@${e.event.at.getTime()}`), events);
+    assert.deepEqual(
+      all.events.map((e) => `${e.event.type}@${e.event.at.getTime()}`),
+      events,
+    );
     assert.deepEqual(all.state, state);
   });
 });

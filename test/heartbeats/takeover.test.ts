@@ -18,13 +18,17 @@ describe('deadline partitions shared by two processes', () => {
 
   /** Waits until the 16 partitions are split between `n` holders, and returns who holds what. */
   const sharedBy = (n: number, timeoutMs = 15_000) =>
-    eventually(async () => {
-      const holders = await leaseHolders(plane.leases);
-      const counts = new Map<string, number>();
-      for (const h of holders.values()) counts.set(h, (counts.get(h) ?? 0) + 1);
-      const even = [...counts.values()].every((c) => c === plane.config.PING_PARTITIONS / n);
-      return holders.size === plane.config.PING_PARTITIONS && counts.size === n && even && holders;
-    }, `partitions shared by ${n}`, timeoutMs);
+    eventually(
+      async () => {
+        const holders = await leaseHolders(plane.leases);
+        const counts = new Map<string, number>();
+        for (const h of holders.values()) counts.set(h, (counts.get(h) ?? 0) + 1);
+        const even = [...counts.values()].every((c) => c === plane.config.PING_PARTITIONS / n);
+        return holders.size === plane.config.PING_PARTITIONS && counts.size === n && even && holders;
+      },
+      `partitions shared by ${n}`,
+      timeoutMs,
+    );
 
   /** Heartbeats due in 2 s, at least `perHolder` in the partitions of each holder. */
   async function heartbeatsAcross(holders: Map<number, string>, perHolder: number): Promise<{ id: string; holder: string }[]> {
@@ -39,7 +43,8 @@ describe('deadline partitions shared by two processes', () => {
       });
       made.push({ id: res.body.data.id, holder: holders.get(partitionOf(res.body.data.id))! });
     }
-    for (const m of made) await eventually(async () => (await plane.heartbeats.get(m.id))?.operation === 'PUT', `${m.id} watched by its holder`);
+    for (const m of made)
+      await eventually(async () => (await plane.heartbeats.get(m.id))?.operation === 'PUT', `${m.id} watched by its holder`);
     return made;
   }
 
@@ -53,7 +58,11 @@ describe('deadline partitions shared by two processes', () => {
     const written = await plane.db.sql<{ id: string; n: number }[]>`
       select payload->'subject'->>'id' as id, count(*)::int as n from outbox_events
       where payload->'subject'->>'id' = any(${plane.db.sql.array(ids)}) group by 1`;
-    assert.deepEqual(written.map((w) => w.n), ids.map(() => 1), 'one event written per heartbeat');
+    assert.deepEqual(
+      written.map((w) => w.n),
+      ids.map(() => 1),
+      'one event written per heartbeat',
+    );
     const published = await eventually(async () => {
       const mine = (await readStream(plane.nats.nc, plane.nats.names.streams.events)).filter((e) => ids.includes(e.data.subject.id));
       return mine.length >= ids.length && mine;
@@ -68,10 +77,14 @@ describe('deadline partitions shared by two processes', () => {
       const holders = await sharedBy(2);
       const made = await heartbeatsAcross(holders, 3);
       await second.cutOff();
-      const survivor = await eventually(async () => {
-        const now = new Set((await leaseHolders(plane.leases)).values());
-        return now.size === 1 && (await leaseHolders(plane.leases)).size === plane.config.PING_PARTITIONS && [...now][0];
-      }, 'one process holds every partition', 3 * LEASE_TTL);
+      const survivor = await eventually(
+        async () => {
+          const now = new Set((await leaseHolders(plane.leases)).values());
+          return now.size === 1 && (await leaseHolders(plane.leases)).size === plane.config.PING_PARTITIONS && [...now][0];
+        },
+        'one process holds every partition',
+        3 * LEASE_TTL,
+      );
       const orphans = made.filter((m) => m.holder !== survivor);
       assert.ok(orphans.length >= 3, 'heartbeats of the lost partitions');
 

@@ -81,7 +81,10 @@ describe('deadline timers', () => {
   it('disarms the deadlines of a partition given back', async () => {
     const { clock, fired, timers, settle } = setup();
     for (const id of ['p1-a', 'p1-b', 'p2-a']) timers.set(id, T0 + 1_000);
-    assert.equal(timers.clearWhere((id) => id.startsWith('p1-')), 2);
+    assert.equal(
+      timers.clearWhere((id) => id.startsWith('p1-')),
+      2,
+    );
     await settle();
     clock.advance(1_000);
     assert.deepEqual(fired, [['p2-a']]);
@@ -94,7 +97,10 @@ describe('deadline timers', () => {
       await settle();
       clock.advance(10);
     }
-    assert.deepEqual(fired.map((ids) => ids.length), [100, 100, 100]);
+    assert.deepEqual(
+      fired.map((ids) => ids.length),
+      [100, 100, 100],
+    );
     assert.equal(timers.size, 0);
   });
 
@@ -118,13 +124,32 @@ describe('deadline timers', () => {
     });
     for (let i = 0; i < 6; i++) timers.set(`p-${i % 3}-${i}`, T0 + 1_000 * (i + 1));
     timers.set('p-0-0', T0 + 500);
-    assert.deepEqual(new Map(timers.countsByGroup()), new Map([[0, 2], [1, 2], [2, 2]]));
+    assert.deepEqual(
+      new Map(timers.countsByGroup()),
+      new Map([
+        [0, 2],
+        [1, 2],
+        [2, 2],
+      ]),
+    );
     timers.clearWhere((id) => id.startsWith('p-1-'));
-    assert.deepEqual(new Map(timers.countsByGroup()), new Map([[0, 2], [2, 2]]));
+    assert.deepEqual(
+      new Map(timers.countsByGroup()),
+      new Map([
+        [0, 2],
+        [2, 2],
+      ]),
+    );
     await new Promise((r) => setImmediate(r));
     clock.advance(3_250);
     // p-0-0 at 500, p-2-2 at 3,000 fired at 3,250; p-0-3 and p-2-5 remain.
     assert.deepEqual(lateness, [2_750, 250]);
-    assert.deepEqual(new Map(timers.countsByGroup()), new Map([[0, 1], [2, 1]]));
+    assert.deepEqual(
+      new Map(timers.countsByGroup()),
+      new Map([
+        [0, 1],
+        [2, 1],
+      ]),
+    );
   });
 });

@@ -13,7 +13,11 @@ const routingKey = 'R0123456789abcdefghijklmnopqrstu';
 /** One valid create per type, with the secrets each one must never give back. */
 const examples: Record<string, { config: Record<string, unknown>; secrets: string[]; shown: Record<string, unknown> }> = {
   webhook: {
-    config: { url: 'https://hooks.example.com/in/abc123xyz', secret: 'a-very-long-signing-secret', headers: { Authorization: 'Bearer hdr-secret-1' } },
+    config: {
+      url: 'https://hooks.example.com/in/abc123xyz',
+      secret: 'a-very-long-signing-secret',
+      headers: { Authorization: 'Bearer hdr-secret-1' },
+    },
     secrets: ['abc123xyz', 'a-very-long-signing-secret', 'hdr-secret-1'],
     shown: { url_set: true, url_hint: 'https://hooks.example.com/…3xyz', secret_set: true, headers_set: true },
   },
@@ -84,7 +88,9 @@ describe('integrations API', () => {
       for (const text of [JSON.stringify(res.body), JSON.stringify(read.body)]) {
         for (const secret of example.secrets) assert.ok(!text.includes(secret), `${type} leaks ${secret}`);
       }
-      const [row] = await cp.db.sql<{ secrets_sealed: string; config: unknown }[]>`select secrets_sealed, config from integrations where id = ${i.id}`;
+      const [row] = await cp.db.sql<
+        { secrets_sealed: string; config: unknown }[]
+      >`select secrets_sealed, config from integrations where id = ${i.id}`;
       for (const secret of example.secrets) assert.ok(!JSON.stringify(row).includes(secret), `${type} stores ${secret} in the clear`);
       const opened = JSON.parse(open(row!.secrets_sealed, cp.cp.keys.integrationSecrets));
       assert.ok(example.secrets.every((s) => JSON.stringify(opened).includes(s)));
@@ -92,7 +98,9 @@ describe('integrations API', () => {
   }
 
   it('refuses an unknown or missing type with 422 on type', async () => {
-    assertInvalid(await api('POST', '/integrations', { project_id: ada.project_id, name: 'x', type: 'carrier-pigeon', config: {} }), ['type']);
+    assertInvalid(await api('POST', '/integrations', { project_id: ada.project_id, name: 'x', type: 'carrier-pigeon', config: {} }), [
+      'type',
+    ]);
     const missing = await api('POST', '/integrations', { project_id: ada.project_id, name: 'x', config: {} });
     assertInvalid(missing, ['type']);
     assert.deepEqual(missing.body.errors.type, ['The type field is required.']);
@@ -102,7 +110,12 @@ describe('integrations API', () => {
     ['a webhook without a url', 'webhook', {}, ['config.url']],
     ['a webhook url of another scheme', 'webhook', { url: 'ftp://example.com/' }, ['config.url']],
     ['a short webhook secret', 'webhook', { url: 'https://example.com/', secret: 'short' }, ['config.secret']],
-    ['a webhook header the service sets', 'webhook', { url: 'https://example.com/', headers: { 'Content-Type': 'text/plain' } }, ['config.headers.Content-Type']],
+    [
+      'a webhook header the service sets',
+      'webhook',
+      { url: 'https://example.com/', headers: { 'Content-Type': 'text/plain' } },
+      ['config.headers.Content-Type'],
+    ],
     ['an unknown setting', 'slack', { url: 'https://hooks.slack.com/x', channel: '#ops' }, ['config']],
     ['a telegram bot token of the wrong shape', 'telegram', { bot_token: 'nope', chat_id: '1' }, ['config.bot_token']],
     ['a telegram chat id of the wrong shape', 'telegram', { bot_token: botToken, chat_id: 'not a chat' }, ['config.chat_id']],
@@ -119,12 +132,26 @@ describe('integrations API', () => {
   }
 
   it('requires project_id and name', async () => {
-    assertInvalid(await api('POST', '/integrations', { type: 'slack', config: { url: 'https://hooks.slack.com/x' } }), ['project_id', 'name']);
+    assertInvalid(await api('POST', '/integrations', { type: 'slack', config: { url: 'https://hooks.slack.com/x' } }), [
+      'project_id',
+      'name',
+    ]);
   });
 
   it('merges a PATCH into the stored settings: secrets left out are kept, null removes one', async () => {
-    const created = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'Hook', type: 'webhook', config: { url: sink.url, secret: 'first-signing-secret-1' } })).body.data;
-    const res = await api('PATCH', `/integrations/${created.id}`, { name: 'Renamed', active: false, config: { headers: { 'X-Team': 'ops' } } });
+    const created = (
+      await api('POST', '/integrations', {
+        project_id: ada.project_id,
+        name: 'Hook',
+        type: 'webhook',
+        config: { url: sink.url, secret: 'first-signing-secret-1' },
+      })
+    ).body.data;
+    const res = await api('PATCH', `/integrations/${created.id}`, {
+      name: 'Renamed',
+      active: false,
+      config: { headers: { 'X-Team': 'ops' } },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Integration updated successfully');
     assert.equal(res.body.data.name, 'Renamed');
@@ -132,7 +159,11 @@ describe('integrations API', () => {
     assert.equal(res.body.data.config.secret_set, true);
     assert.equal(res.body.data.config.headers_set, true);
     const [row] = await cp.db.sql<{ s: string }[]>`select secrets_sealed as s from integrations where id = ${created.id}`;
-    assert.deepEqual(JSON.parse(open(row!.s, cp.cp.keys.integrationSecrets)), { url: sink.url, secret: 'first-signing-secret-1', headers: { 'X-Team': 'ops' } });
+    assert.deepEqual(JSON.parse(open(row!.s, cp.cp.keys.integrationSecrets)), {
+      url: sink.url,
+      secret: 'first-signing-secret-1',
+      headers: { 'X-Team': 'ops' },
+    });
 
     const cleared = await api('PATCH', `/integrations/${created.id}`, { config: { secret: null } });
     assert.equal(cleared.body.data.config.secret_set, false);
@@ -143,7 +174,8 @@ describe('integrations API', () => {
   });
 
   it('deletes with 204, after which the integration is gone', async () => {
-    const created = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'Gone', type: 'ntfy', config: { topic: 't' } })).body.data;
+    const created = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'Gone', type: 'ntfy', config: { topic: 't' } }))
+      .body.data;
     assert.equal((await api('DELETE', `/integrations/${created.id}`)).status, 204);
     assert.equal((await api('GET', `/integrations/${created.id}`)).status, 404);
     assert.equal((await api('DELETE', `/integrations/${created.id}`)).status, 404);
@@ -151,7 +183,14 @@ describe('integrations API', () => {
 
   describe('test send', () => {
     it('sends a test message now and answers with the delivery, which the delivery log shows', async () => {
-      const created = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'Probe hook', type: 'webhook', config: { url: `${sink.url}/test-hook` } })).body.data;
+      const created = (
+        await api('POST', '/integrations', {
+          project_id: ada.project_id,
+          name: 'Probe hook',
+          type: 'webhook',
+          config: { url: `${sink.url}/test-hook` },
+        })
+      ).body.data;
       const before = sink.requests.length;
       const res = await api('POST', `/integrations/${created.id}/test`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -177,13 +216,27 @@ describe('integrations API', () => {
       const failing = await startWebhookSink(500);
       const gone = await startWebhookSink(404);
       try {
-        const a = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'Down', type: 'slack', config: { url: `${failing.url}/services/T/B/slacksecret42` } })).body.data;
+        const a = (
+          await api('POST', '/integrations', {
+            project_id: ada.project_id,
+            name: 'Down',
+            type: 'slack',
+            config: { url: `${failing.url}/services/T/B/slacksecret42` },
+          })
+        ).body.data;
         const r1 = await api('POST', `/integrations/${a.id}/test`);
         assert.equal(r1.body.data.delivered, false);
         assert.equal(r1.body.data.retryable, true);
         assert.match(r1.body.data.error, /HTTP 500 from 127\.0\.0\.1/);
         assert.ok(!r1.body.data.error.includes('slacksecret42'));
-        const b = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'Gone', type: 'discord', config: { url: `${gone.url}/api/webhooks/1/x` } })).body.data;
+        const b = (
+          await api('POST', '/integrations', {
+            project_id: ada.project_id,
+            name: 'Gone',
+            type: 'discord',
+            config: { url: `${gone.url}/api/webhooks/1/x` },
+          })
+        ).body.data;
         const r2 = await api('POST', `/integrations/${b.id}/test`);
         assert.equal(r2.body.data.retryable, false);
         const log = await api('GET', `/integrations/${b.id}/deliveries`);
@@ -201,14 +254,21 @@ describe('integrations API', () => {
     let bobs: string;
     before(async () => {
       bob = await createAccount(cp.db.sql);
-      bobs = (await apiClient(cp.url, bob.token)('POST', '/integrations', { project_id: bob.project_id, name: 'Bob', type: 'ntfy', config: { topic: 'bob' } })).body.data.id;
+      bobs = (
+        await apiClient(cp.url, bob.token)('POST', '/integrations', {
+          project_id: bob.project_id,
+          name: 'Bob',
+          type: 'ntfy',
+          config: { topic: 'bob' },
+        })
+      ).body.data.id;
     });
 
     it('answers 401 without a token', async () => {
       assert.equal((await apiClient(cp.url)('GET', '/integrations')).status, 401);
     });
 
-    it('answers 403 for another tenant\'s project_id, in a list or a create', async () => {
+    it("answers 403 for another tenant's project_id, in a list or a create", async () => {
       const list = await api('GET', `/integrations?project_id=${bob.project_id}`);
       assert.equal(list.status, 403);
       assert.deepEqual(list.body, { message: 'Unauthorized access' });
@@ -216,7 +276,7 @@ describe('integrations API', () => {
       assert.equal(create.status, 403);
     });
 
-    it('answers 404 for another tenant\'s integration on every route', async () => {
+    it("answers 404 for another tenant's integration on every route", async () => {
       for (const [method, path, body] of [
         ['GET', `/integrations/${bobs}`],
         ['PATCH', `/integrations/${bobs}`, { name: 'mine' }],
@@ -231,16 +291,20 @@ describe('integrations API', () => {
       }
     });
 
-    it('lists only the caller\'s integrations, 25 a page, oldest first', async () => {
+    it("lists only the caller's integrations, 25 a page, oldest first", async () => {
       const carl = await createAccount(cp.db.sql);
       const carlApi = apiClient(cp.url, carl.token);
-      for (let i = 0; i < 27; i++) await carlApi('POST', '/integrations', { project_id: carl.project_id, name: `n${i}`, type: 'ntfy', config: { topic: `t${i}` } });
+      for (let i = 0; i < 27; i++)
+        await carlApi('POST', '/integrations', { project_id: carl.project_id, name: `n${i}`, type: 'ntfy', config: { topic: `t${i}` } });
       const p1 = await carlApi('GET', '/integrations');
       assert.equal(p1.body.data.length, 25);
       assert.deepEqual(p1.body.meta, { current_page: 1, per_page: 25, total: 27, last_page: 2 });
       assert.equal(p1.body.data[0].name, 'n0');
       const p2 = await carlApi('GET', `/integrations?project_id=${carl.project_id}&page=2`);
-      assert.deepEqual(p2.body.data.map((i: { name: string }) => i.name), ['n25', 'n26']);
+      assert.deepEqual(
+        p2.body.data.map((i: { name: string }) => i.name),
+        ['n25', 'n26'],
+      );
       assertInvalid(await carlApi('GET', '/integrations?page=0'), ['page']);
     });
   });

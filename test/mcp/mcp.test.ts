@@ -42,8 +42,17 @@ describe('the MCP endpoint', () => {
   it('advertises in initialize only what it does: tools, without list-change notifications it never sends', async () => {
     const res = await fetch(`${cp.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${account.mcpToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } }),
+      headers: {
+        authorization: `Bearer ${account.mcpToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+      }),
     });
     assert.equal(res.status, 200);
     const { result } = (await res.json()) as { result: { capabilities: Record<string, unknown> } };
@@ -56,7 +65,17 @@ describe('the MCP endpoint', () => {
   it('lists its tools with input schemas and read or write annotations', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    const reads = ['list_projects', 'project_status', 'list_monitors', 'get_monitor', 'monitor_results', 'monitor_incidents', 'list_heartbeats', 'get_heartbeat', 'list_triggers'];
+    const reads = [
+      'list_projects',
+      'project_status',
+      'list_monitors',
+      'get_monitor',
+      'monitor_results',
+      'monitor_incidents',
+      'list_heartbeats',
+      'get_heartbeat',
+      'list_triggers',
+    ];
     const writes = ['create_monitor', 'update_monitor', 'pause_monitor', 'resume_monitor', 'create_heartbeat', 'fire_trigger'];
     assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes].sort());
     for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
@@ -77,7 +96,12 @@ describe('the MCP endpoint', () => {
   });
 
   it('creates, reads, updates, pauses and resumes a monitor, as the REST API sees it', async () => {
-    const created = json(await client.callTool({ name: 'create_monitor', arguments: { name: 'Home', url: 'https://example.com', project_id: account.project_id } }));
+    const created = json(
+      await client.callTool({
+        name: 'create_monitor',
+        arguments: { name: 'Home', url: 'https://example.com', project_id: account.project_id },
+      }),
+    );
     assert.equal(created.name, 'Home');
     assert.equal(created.method, 'GET');
     assert.equal(created.status, 0);
@@ -88,7 +112,9 @@ describe('the MCP endpoint', () => {
     const got = json(await client.callTool({ name: 'get_monitor', arguments: { id: created.id } }));
     assert.equal(got.id, created.id);
 
-    const updated = json(await client.callTool({ name: 'update_monitor', arguments: { id: created.id, changes: { name: 'Home page', interval: 120 } } }));
+    const updated = json(
+      await client.callTool({ name: 'update_monitor', arguments: { id: created.id, changes: { name: 'Home page', interval: 120 } } }),
+    );
     assert.equal(updated.name, 'Home page');
     assert.equal(updated.interval, 120);
     assert.equal(updated.url, 'https://example.com', 'fields left out are kept');
@@ -101,12 +127,20 @@ describe('the MCP endpoint', () => {
     assert.equal(resumed.active, true);
 
     const list = json(await client.callTool({ name: 'list_monitors', arguments: { project_id: account.project_id } }));
-    assert.deepEqual(list.data.map((m: { id: string }) => m.id), [created.id]);
+    assert.deepEqual(
+      list.data.map((m: { id: string }) => m.id),
+      [created.id],
+    );
     assert.equal(list.meta.total, 1);
   });
 
   it('reports recent results and incidents of a monitor', async () => {
-    const m = json(await client.callTool({ name: 'create_monitor', arguments: { name: 'API', url: 'https://api.example.com', project_id: account.project_id } }));
+    const m = json(
+      await client.callTool({
+        name: 'create_monitor',
+        arguments: { name: 'API', url: 'https://api.example.com', project_id: account.project_id },
+      }),
+    );
     await seedResults(cp.db.sql, m.id, { hours: 1, stepMinutes: 5, failEvery: 4 });
     await seedIncident(cp.db.sql, m.id, new Date(Date.now() - 600_000), null);
     const results = json(await client.callTool({ name: 'monitor_results', arguments: { id: m.id, limit: 5 } }));
@@ -121,7 +155,10 @@ describe('the MCP endpoint', () => {
 
   it('lists, reads and creates heartbeats', async () => {
     const created = json(
-      await client.callTool({ name: 'create_heartbeat', arguments: { name: 'Backup', project_id: account.project_id, cron_schedule: '0 3 * * *', grace_period: 600 } }),
+      await client.callTool({
+        name: 'create_heartbeat',
+        arguments: { name: 'Backup', project_id: account.project_id, cron_schedule: '0 3 * * *', grace_period: 600 },
+      }),
     );
     assert.equal(created.status, 'new');
     assert.equal(created.ping_url, `${cp.config.PING_BASE_URL}/heartbeat/${created.id}`);
@@ -132,23 +169,43 @@ describe('the MCP endpoint', () => {
   });
 
   it('summarises the status of a project', async () => {
-    const down = json(await client.callTool({ name: 'create_monitor', arguments: { name: 'Shop', url: 'https://shop.example.com', project_id: account.project_id } }));
+    const down = json(
+      await client.callTool({
+        name: 'create_monitor',
+        arguments: { name: 'Shop', url: 'https://shop.example.com', project_id: account.project_id },
+      }),
+    );
     await markChecked(cp.db.sql, down.id, 2);
     await seedIncident(cp.db.sql, down.id, new Date(Date.now() - 60_000), null, 'status 502');
     const projects = json(await client.callTool({ name: 'list_projects', arguments: {} }));
-    assert.deepEqual(projects.map((p: { id: string }) => p.id), [account.project_id]);
+    assert.deepEqual(
+      projects.map((p: { id: string }) => p.id),
+      [account.project_id],
+    );
     const status = json(await client.callTool({ name: 'project_status', arguments: { project_id: account.project_id } }));
     assert.equal(status.overall, 'down');
     assert.ok(status.monitors.by_status.down >= 1);
     assert.ok(status.attention.some((a: { id: string }) => a.id === down.id));
-    assert.ok(status.open_incidents.some((i: { monitor_id: string; cause: string }) => i.monitor_id === down.id && i.cause === 'status 502'));
+    assert.ok(
+      status.open_incidents.some((i: { monitor_id: string; cause: string }) => i.monitor_id === down.id && i.cause === 'status 502'),
+    );
   });
 
   it('fires a trigger like its notify URL, with its token when protected', async () => {
     const rest = apiClient(cp.url, account.token);
-    const hook = await rest('POST', '/integrations', { project_id: account.project_id, name: 'Hook', type: 'webhook', config: { url: 'https://hooks.example.test/in' } });
+    const hook = await rest('POST', '/integrations', {
+      project_id: account.project_id,
+      name: 'Hook',
+      type: 'webhook',
+      config: { url: 'https://hooks.example.test/in' },
+    });
     assert.equal(hook.status, 201, JSON.stringify(hook.body));
-    const open = await rest('POST', '/triggers', { project_id: account.project_id, name: 'Deploy', default_message: 'Deployed', integration_ids: [hook.body.data.id] });
+    const open = await rest('POST', '/triggers', {
+      project_id: account.project_id,
+      name: 'Deploy',
+      default_message: 'Deployed',
+      integration_ids: [hook.body.data.id],
+    });
     assert.equal(open.status, 201, JSON.stringify(open.body));
     const listed = json(await client.callTool({ name: 'list_triggers', arguments: { project_id: account.project_id } }));
     assert.ok(listed.data.some((t: { id: string }) => t.id === open.body.data.id));
@@ -160,40 +217,74 @@ describe('the MCP endpoint', () => {
     assert.equal(events.body.data[0].message, 'v1.2.3 is live');
     assert.equal((await rest('GET', `/triggers/${open.body.data.id}`)).body.data.fire_count, 1);
 
-    const guarded = await rest('POST', '/triggers', { project_id: account.project_id, name: 'Guarded', default_message: 'Hi', token_protected: true });
+    const guarded = await rest('POST', '/triggers', {
+      project_id: account.project_id,
+      name: 'Guarded',
+      default_message: 'Hi',
+      token_protected: true,
+    });
     const without = await client.callTool({ name: 'fire_trigger', arguments: { id: guarded.body.data.id } });
     assert.equal(without.isError, true);
     assert.equal(json(without).status, 401);
-    const withToken = json(await client.callTool({ name: 'fire_trigger', arguments: { id: guarded.body.data.id, token: guarded.body.data.token } }));
+    const withToken = json(
+      await client.callTool({ name: 'fire_trigger', arguments: { id: guarded.body.data.id, token: guarded.body.data.token } }),
+    );
     assert.equal(withToken.outcome, 'no_integrations');
   });
 
-  it('keeps tenants apart, with the REST API\'s answers as tool errors', async () => {
-    const theirs = await apiClient(cp.url, other.token)('POST', '/monitors', { name: 'Theirs', url: 'https://theirs.example.com', project_id: other.project_id });
+  it("keeps tenants apart, with the REST API's answers as tool errors", async () => {
+    const theirs = await apiClient(cp.url, other.token)('POST', '/monitors', {
+      name: 'Theirs',
+      url: 'https://theirs.example.com',
+      project_id: other.project_id,
+    });
     const get = await client.callTool({ name: 'get_monitor', arguments: { id: theirs.body.data.id } });
     assert.equal(get.isError, true);
     assert.deepEqual(json(get), { status: 404, message: 'Not found' });
-    const create = await client.callTool({ name: 'create_monitor', arguments: { name: 'Sneaky', url: 'https://x.example.com', project_id: other.project_id } });
+    const create = await client.callTool({
+      name: 'create_monitor',
+      arguments: { name: 'Sneaky', url: 'https://x.example.com', project_id: other.project_id },
+    });
     assert.equal(create.isError, true);
     assert.equal(json(create).status, 403);
     const status = await client.callTool({ name: 'project_status', arguments: { project_id: other.project_id } });
     assert.equal(status.isError, true);
   });
 
-  it('refuses invalid input with the schema\'s reasons', async () => {
-    const res = await client.callTool({ name: 'create_monitor', arguments: { name: 'x', url: 'ftp://example.com', project_id: account.project_id } });
+  it("refuses invalid input with the schema's reasons", async () => {
+    const res = await client.callTool({
+      name: 'create_monitor',
+      arguments: { name: 'x', url: 'ftp://example.com', project_id: account.project_id },
+    });
     assert.equal(res.isError, true);
     assert.match((res.content as { text: string }[])[0]!.text, /url/);
-    const grace = await client.callTool({ name: 'create_heartbeat', arguments: { name: 'x', project_id: account.project_id, grace_period: 5 } });
+    const grace = await client.callTool({
+      name: 'create_heartbeat',
+      arguments: { name: 'x', project_id: account.project_id, grace_period: 5 },
+    });
     assert.equal(grace.isError, true);
   });
 
   it('answers 401 to a wrong token, an API token, or none, and the SDK client cannot connect', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
-    for (const authorization of [undefined, `Bearer ${account.token}`, 'Bearer uptm_wrongwrongwrongwrongwrongwrongwrongwrongwro', `Bearer  ${account.mcpToken}`]) {
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    for (const authorization of [
+      undefined,
+      `Bearer ${account.token}`,
+      'Bearer uptm_wrongwrongwrongwrongwrongwrongwrongwrongwro',
+      `Bearer  ${account.mcpToken}`,
+    ]) {
       const res = await fetch(`${cp.url}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(authorization ? { authorization } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(authorization ? { authorization } : {}),
+        },
         body: JSON.stringify(init),
       });
       assert.equal(res.status, 401, String(authorization));
@@ -214,7 +305,10 @@ describe('the MCP endpoint', () => {
 
   it('has no session to resume: GET and DELETE are 405', async () => {
     for (const method of ['GET', 'DELETE']) {
-      const res = await fetch(`${cp.url}/mcp`, { method, headers: { authorization: `Bearer ${account.mcpToken}`, accept: 'text/event-stream' } });
+      const res = await fetch(`${cp.url}/mcp`, {
+        method,
+        headers: { authorization: `Bearer ${account.mcpToken}`, accept: 'text/event-stream' },
+      });
       assert.equal(res.status, 405);
       assert.equal(res.headers.get('allow'), 'POST');
     }

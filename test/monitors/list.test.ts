@@ -41,8 +41,17 @@ describe('monitor lists over several projects', () => {
       const res = await api('GET', `/monitors?page=${page}&per_page=${perPage}`);
       assert.equal(res.status, 200);
       const want = await expected(projects, page, perPage);
-      assert.deepEqual(res.body.data.map((m: { id: string }) => m.id), want.ids, `page ${page} of ${perPage}`);
-      assert.deepEqual(res.body.meta, { current_page: page, per_page: perPage, total: want.total, last_page: Math.max(1, Math.ceil(want.total / perPage)) });
+      assert.deepEqual(
+        res.body.data.map((m: { id: string }) => m.id),
+        want.ids,
+        `page ${page} of ${perPage}`,
+      );
+      assert.deepEqual(res.body.meta, {
+        current_page: page,
+        per_page: perPage,
+        total: want.total,
+        last_page: Math.max(1, Math.ceil(want.total / perPage)),
+      });
     }
   };
 
@@ -53,7 +62,9 @@ describe('monitor lists over several projects', () => {
   });
 
   it('keeps totals and pages right as monitors are deleted, moved and their project deleted', async () => {
-    const ids = (await cp.db.sql<{ id: string; project_id: string }[]>`select id, project_id from monitors order by created_at, id`).map((r) => r);
+    const ids = (await cp.db.sql<{ id: string; project_id: string }[]>`select id, project_id from monitors order by created_at, id`).map(
+      (r) => r,
+    );
     assert.equal((await api('DELETE', `/monitors/${ids[0]!.id}`)).status, 204);
     await cp.db.sql`delete from monitors where id = any(${[ids[1]!.id, ids[2]!.id]}::uuid[])`;
     await cp.db.sql`update monitors set project_id = ${projects[1]!} where id = ${ids[5]!.id}`;
@@ -77,7 +88,9 @@ describe('monitor lists over several projects', () => {
         (${m.id}, 'us', true, now() - interval '2 minutes', now() - interval '2 minutes' + interval '1 second')`;
     const read = (await api('GET', `/monitors/${m.id}`)).body.data;
     assert.match(read.last_checked, /^(1 minute|2 minutes) ago$/);
-    const listed = (await api('GET', `/monitors?project_id=${ada.project_id}&per_page=100`)).body.data.find((x: { id: string }) => x.id === m.id);
+    const listed = (await api('GET', `/monitors?project_id=${ada.project_id}&per_page=100`)).body.data.find(
+      (x: { id: string }) => x.id === m.id,
+    );
     assert.equal(listed.last_checked, read.last_checked);
   });
 });

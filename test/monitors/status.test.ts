@@ -4,7 +4,12 @@ import { evaluateMonitor, quorumOf, staleAfter, type MonitorHealth, type RegionV
 
 const now = new Date('2026-11-21T12:00:00Z');
 const ago = (s: number) => new Date(now.getTime() - s * 1000);
-const v = (region: string, ok: boolean, age = 10, error: string | null = ok ? null : 'timeout'): RegionVote => ({ region, ok, scheduledAt: ago(age), error });
+const v = (region: string, ok: boolean, age = 10, error: string | null = ok ? null : 'timeout'): RegionVote => ({
+  region,
+  ok,
+  scheduledAt: ago(age),
+  error,
+});
 
 describe('monitor status from regional results', () => {
   const rows: [string, MonitorHealth, RegionVote[], MonitorHealth, 'down' | 'up' | null][] = [
@@ -32,7 +37,12 @@ describe('monitor status from regional results', () => {
   }
 
   it('names the failing regions and the cause', () => {
-    const e = evaluateMonitor(1, [v('us', false, 10, 'Unexpected status 503'), v('eu', false, 10, 'timeout'), v('ap', true)], now, staleAfter(60));
+    const e = evaluateMonitor(
+      1,
+      [v('us', false, 10, 'Unexpected status 503'), v('eu', false, 10, 'timeout'), v('ap', true)],
+      now,
+      staleAfter(60),
+    );
     assert.deepEqual(e.failing, ['eu', 'us']);
     assert.deepEqual(e.voting, ['ap', 'eu', 'us']);
     assert.equal(e.cause, 'Unexpected status 503');

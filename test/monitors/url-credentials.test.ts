@@ -10,7 +10,12 @@ import type { KV } from '@nats-io/kv';
 import { AppError } from '../../control-plane/src/platform/errors.ts';
 import { startControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import { moveStoredUrlCredentials } from '../../control-plane/src/monitors/stored-credentials.ts';
-import { credentialsFromUrl, moveIntoBasicAuth, splitUrlCredentials, type BasicAuthColumns } from '../../control-plane/src/monitors/url-credentials.ts';
+import {
+  credentialsFromUrl,
+  moveIntoBasicAuth,
+  splitUrlCredentials,
+  type BasicAuthColumns,
+} from '../../control-plane/src/monitors/url-credentials.ts';
 import { startAgent, type RunningAgent } from '../../probe-agent/src/agent.ts';
 import { open } from '../../shared/src/crypto.ts';
 import { openBucket } from '../../shared/src/provision.ts';
@@ -35,7 +40,8 @@ describe('splitting credentials off a URL', () => {
     ['not a url @ all', undefined],
   ];
   for (const [input, expected] of rows) {
-    it(`${input} -> ${expected ? `${expected.url} as ${expected.username}` : 'unchanged'}`, () => assert.deepEqual(splitUrlCredentials(input), expected));
+    it(`${input} -> ${expected ? `${expected.url} as ${expected.username}` : 'unchanged'}`, () =>
+      assert.deepEqual(splitUrlCredentials(input), expected));
   }
 });
 
@@ -43,11 +49,17 @@ describe('credentials in a monitor URL on create and update', () => {
   const invalidUrl = (body: Record<string, unknown>, message: RegExp) =>
     assert.throws(
       () => credentialsFromUrl(body),
-      (err: unknown) => err instanceof AppError && err.status === 422 && Object.keys(err.errors ?? {}).join() === 'url' && message.test(err.message),
+      (err: unknown) =>
+        err instanceof AppError && err.status === 422 && Object.keys(err.errors ?? {}).join() === 'url' && message.test(err.message),
     );
 
   it('moves them into basic_auth_username and basic_auth_password', () => {
-    assert.deepEqual(credentialsFromUrl({ url: 'https://ada:pw@example.com/', name: 'x' }), { url: 'https://example.com/', name: 'x', basic_auth_username: 'ada', basic_auth_password: 'pw' });
+    assert.deepEqual(credentialsFromUrl({ url: 'https://ada:pw@example.com/', name: 'x' }), {
+      url: 'https://example.com/',
+      name: 'x',
+      basic_auth_username: 'ada',
+      basic_auth_password: 'pw',
+    });
     assert.deepEqual(credentialsFromUrl({ url: 'https://ada@example.com/', basic_auth_username: null, basic_auth_password: null }), {
       url: 'https://example.com/',
       basic_auth_username: 'ada',
@@ -77,10 +89,26 @@ describe('credentials in a monitor URL on create and update', () => {
 describe('credentials a stored URL still holds, for the probe agent', () => {
   const sealed = (p: string) => `sealed(${p})`;
   const rows: [string, BasicAuthColumns, BasicAuthColumns][] = [
-    ['none in the URL', { url: 'https://x.example/', basic_auth_username: 'ada', basic_auth_password_sealed: 's' }, { url: 'https://x.example/', basic_auth_username: 'ada', basic_auth_password_sealed: 's' }],
-    ['user and password', { url: 'https://ada:p%40w@x.example/', basic_auth_username: null, basic_auth_password_sealed: null }, { url: 'https://x.example/', basic_auth_username: 'ada', basic_auth_password_sealed: 'sealed(p@w)' }],
-    ['a user only', { url: 'https://ada@x.example/', basic_auth_username: null, basic_auth_password_sealed: 'old' }, { url: 'https://x.example/', basic_auth_username: 'ada', basic_auth_password_sealed: null }],
-    ['beside a username, which won', { url: 'https://ada:pw@x.example/', basic_auth_username: 'carol', basic_auth_password_sealed: 'c' }, { url: 'https://x.example/', basic_auth_username: 'carol', basic_auth_password_sealed: 'c' }],
+    [
+      'none in the URL',
+      { url: 'https://x.example/', basic_auth_username: 'ada', basic_auth_password_sealed: 's' },
+      { url: 'https://x.example/', basic_auth_username: 'ada', basic_auth_password_sealed: 's' },
+    ],
+    [
+      'user and password',
+      { url: 'https://ada:p%40w@x.example/', basic_auth_username: null, basic_auth_password_sealed: null },
+      { url: 'https://x.example/', basic_auth_username: 'ada', basic_auth_password_sealed: 'sealed(p@w)' },
+    ],
+    [
+      'a user only',
+      { url: 'https://ada@x.example/', basic_auth_username: null, basic_auth_password_sealed: 'old' },
+      { url: 'https://x.example/', basic_auth_username: 'ada', basic_auth_password_sealed: null },
+    ],
+    [
+      'beside a username, which won',
+      { url: 'https://ada:pw@x.example/', basic_auth_username: 'carol', basic_auth_password_sealed: 'c' },
+      { url: 'https://x.example/', basic_auth_username: 'carol', basic_auth_password_sealed: 'c' },
+    ],
   ];
   for (const [what, stored, expected] of rows) it(what, () => assert.deepEqual(moveIntoBasicAuth(stored, sealed), expected));
 });
@@ -101,10 +129,11 @@ async function startGuardedSite(username: string, password: string) {
     origin: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     state,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -125,7 +154,7 @@ describe('a monitor URL holding credentials, through the product', () => {
     eventually(async () => {
       const events = (await readStream(cp.nats.nc, cp.nats.names.streams.events)).filter((e) => e.data.subject.id === id);
       return events.length > 0 && events;
-    }, 'the monitor\'s events');
+    }, "the monitor's events");
 
   /** Nothing a client or a probe could read holds the password, encoded or not. */
   const assertNoPassword = (text: string, where: string) => {
@@ -135,7 +164,16 @@ describe('a monitor URL holding credentials, through the product', () => {
   before(async () => {
     for (const p of [password, encoded, secondPassword]) registerSecret(p);
     cp = await startTestControlPlane({ roles: ['api', 'assign', 'ingest'] });
-    agent = await startAgent({ config: cp.config, nc: cp.nats.nc, log: quietLog, region: 'local', port: 0, pingPort: 0, timeScale: 0.2, checkKey: cp.cp.keys.checkCredentials });
+    agent = await startAgent({
+      config: cp.config,
+      nc: cp.nats.nc,
+      log: quietLog,
+      region: 'local',
+      port: 0,
+      pingPort: 0,
+      timeScale: 0.2,
+      checkKey: cp.cp.keys.checkCredentials,
+    });
     site = await startGuardedSite('ada', password);
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
@@ -148,7 +186,14 @@ describe('a monitor URL holding credentials, through the product', () => {
   });
 
   it('stores and answers the URL without them, keeps them as basic auth, and the probe signs in with them', async () => {
-    const created = await api('POST', '/monitors', { name: 'Private', url: `http://ada:${encoded}@${site.origin}/private`, project_id: ada.project_id, interval: 5, timeout: 2, valid_http_codes: [200] });
+    const created = await api('POST', '/monitors', {
+      name: 'Private',
+      url: `http://ada:${encoded}@${site.origin}/private`,
+      project_id: ada.project_id,
+      interval: 5,
+      timeout: 2,
+      valid_http_codes: [200],
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     monitorId = created.body.data.id;
     assert.equal(created.body.data.url, `http://${site.origin}/private`);
@@ -156,7 +201,10 @@ describe('a monitor URL holding credentials, through the product', () => {
     assert.equal('basic_auth_password' in created.body.data, false);
 
     await eventually(async () => (await api('GET', `/monitors/${monitorId}`)).body.data.status === 1, 'the monitor up', 20_000);
-    assert.ok(site.seen.length > 0 && site.seen.every((a) => a === `Basic ${Buffer.from(`ada:${password}`).toString('base64')}`), 'every check sent the credentials');
+    assert.ok(
+      site.seen.length > 0 && site.seen.every((a) => a === `Basic ${Buffer.from(`ada:${password}`).toString('base64')}`),
+      'every check sent the credentials',
+    );
 
     for (const path of ['/monitors', `/monitors/${monitorId}`, `/monitors/${monitorId}/results`]) {
       assertNoPassword(JSON.stringify((await api('GET', path)).body), `GET ${path}`);
@@ -182,7 +230,10 @@ describe('a monitor URL holding credentials, through the product', () => {
     site.state.down = false;
     // Published after the transition's commit: waited for, not assumed.
     const events = await eventsOf(monitorId);
-    assert.deepEqual(events.map((e) => e.data.kind), ['monitor.down']);
+    assert.deepEqual(
+      events.map((e) => e.data.kind),
+      ['monitor.down'],
+    );
     assert.equal(events[0]!.data.data.url, `http://${site.origin}/private`);
     assertNoPassword(JSON.stringify(events), 'the events');
   });
@@ -193,10 +244,15 @@ describe('a monitor URL holding credentials, through the product', () => {
     assert.equal(updated.body.data.url, `http://${site.origin}/private`);
     assert.equal(updated.body.data.basic_auth_username, 'bob');
     assertNoPassword(JSON.stringify(updated.body), 'the update answer');
-    const [row] = await cp.db.sql<{ basic_auth_password_sealed: string }[]>`select basic_auth_password_sealed from monitors where id = ${monitorId}`;
+    const [row] = await cp.db.sql<
+      { basic_auth_password_sealed: string }[]
+    >`select basic_auth_password_sealed from monitors where id = ${monitorId}`;
     assert.equal(open(row!.basic_auth_password_sealed, cp.cp.keys.checkCredentials), secondPassword);
 
-    const conflict = await api('PUT', `/monitors/${monitorId}`, { url: `http://ada:${encoded}@${site.origin}/private`, basic_auth_username: 'ada' });
+    const conflict = await api('PUT', `/monitors/${monitorId}`, {
+      url: `http://ada:${encoded}@${site.origin}/private`,
+      basic_auth_username: 'ada',
+    });
     assert.equal(conflict.status, 422);
     assert.deepEqual(Object.keys(conflict.body.errors), ['url']);
     assertNoPassword(JSON.stringify(conflict.body), 'the refusal');
@@ -206,19 +262,32 @@ describe('a monitor URL holding credentials, through the product', () => {
 
   it('does the same through the MCP monitor tools', async () => {
     const mcp = new Client({ name: 'uptime-test', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${cp.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ada.mcpToken}` } } }));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${cp.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${ada.mcpToken}` } },
+      }),
+    );
     try {
       const text = (r: Awaited<ReturnType<Client['callTool']>>) => (r.content as { text: string }[])[0]!.text;
-      const created = await mcp.callTool({ name: 'create_monitor', arguments: { name: 'Via MCP', url: `http://ada:${encoded}@${site.origin}/mcp`, project_id: ada.project_id, active: false } });
+      const created = await mcp.callTool({
+        name: 'create_monitor',
+        arguments: { name: 'Via MCP', url: `http://ada:${encoded}@${site.origin}/mcp`, project_id: ada.project_id, active: false },
+      });
       assert.equal(created.isError, undefined, text(created));
       assertNoPassword(text(created), 'create_monitor');
       const m = JSON.parse(text(created));
       assert.equal(m.url, `http://${site.origin}/mcp`);
       assert.equal(m.basic_auth_username, 'ada');
-      const updated = await mcp.callTool({ name: 'update_monitor', arguments: { id: m.id, changes: { url: `http://bob:${secondPassword}@${site.origin}/mcp` } } });
+      const updated = await mcp.callTool({
+        name: 'update_monitor',
+        arguments: { id: m.id, changes: { url: `http://bob:${secondPassword}@${site.origin}/mcp` } },
+      });
       assertNoPassword(text(updated), 'update_monitor');
       assert.equal(JSON.parse(text(updated)).basic_auth_username, 'bob');
-      for (const [name, args] of [['get_monitor', { id: m.id }], ['list_monitors', {}]] as const) {
+      for (const [name, args] of [
+        ['get_monitor', { id: m.id }],
+        ['list_monitors', {}],
+      ] as const) {
         assertNoPassword(text(await mcp.callTool({ name, arguments: args })), name);
       }
     } finally {
@@ -230,7 +299,13 @@ describe('a monitor URL holding credentials, through the product', () => {
     const web: WebClient = webClient(cp.url);
     assert.equal((await web.signIn(ada.email, ada.password)).status, 303);
     const form = await web.get('/app/monitors/new');
-    const fields = { _csrf: csrfOf(form.text), name: 'Via form', url: `http://ada:${encoded}@${site.origin}/form`, _method: 'GET', interval: '60' };
+    const fields = {
+      _csrf: csrfOf(form.text),
+      name: 'Via form',
+      url: `http://ada:${encoded}@${site.origin}/form`,
+      _method: 'GET',
+      interval: '60',
+    };
     const refused = await web.post('/app/monitors', { ...fields, valid_http_codes: 'not codes' });
     assert.equal(refused.status, 422);
     assertNoPassword(refused.text, 'the form shown again');
@@ -241,7 +316,9 @@ describe('a monitor URL holding credentials, through the product', () => {
     assert.equal(created.status, 303, created.text.slice(0, 300));
     const page = created.location!;
     const id = page.split('/').pop()!;
-    const [row] = await cp.db.sql<{ url: string; basic_auth_username: string; basic_auth_password_sealed: string }[]>`select * from monitors where id = ${id}`;
+    const [row] = await cp.db.sql<
+      { url: string; basic_auth_username: string; basic_auth_password_sealed: string }[]
+    >`select * from monitors where id = ${id}`;
     assert.equal(row!.url, `http://${site.origin}/form`);
     assert.equal(row!.basic_auth_username, 'ada');
     assert.equal(open(row!.basic_auth_password_sealed, cp.cp.keys.checkCredentials), password);
@@ -250,9 +327,11 @@ describe('a monitor URL holding credentials, through the product', () => {
 
   // A row written before credentials were split off on write (or by an older process during an upgrade).
   const insertStored = async (name: string, url: string, opts: { username?: string; active?: boolean } = {}) =>
-    (await cp.db.sql<{ id: string }[]>`
+    (
+      await cp.db.sql<{ id: string }[]>`
       insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, active, interval_seconds, timeout_seconds)
-      values (${ada.project_id}, ${name}, ${url}, 'GET', '{200}', ${opts.username ?? null}, ${opts.active ?? true}, 5, 2) returning id`)[0]!.id;
+      values (${ada.project_id}, ${name}, ${url}, 'GET', '{200}', ${opts.username ?? null}, ${opts.active ?? true}, 5, 2) returning id`
+    )[0]!.id;
   let storedId: string;
 
   it('never shows credentials a stored URL still holds: not in responses, the assignment or events, and the probe still signs in', async () => {
@@ -279,8 +358,18 @@ describe('a monitor URL holding credentials, through the product', () => {
 
   it('moves stored credentials into the sealed basic-auth columns when a process with the assign role starts', async () => {
     // Where the monitor also had a username, that one was what the probe sent: it stays.
-    const withUsername = await insertStored('Stored, with a username', `http://ada:${encoded}@${site.origin}/explicit`, { username: 'carol', active: false });
-    const second = await startControlPlane({ config: cp.config, log: quietLog, sql: cp.db.sql, nc: cp.nats.nc, roles: ['assign'], port: 0 });
+    const withUsername = await insertStored('Stored, with a username', `http://ada:${encoded}@${site.origin}/explicit`, {
+      username: 'carol',
+      active: false,
+    });
+    const second = await startControlPlane({
+      config: cp.config,
+      log: quietLog,
+      sql: cp.db.sql,
+      nc: cp.nats.nc,
+      roles: ['assign'],
+      port: 0,
+    });
     await second.stop();
     const rows = await cp.db.sql<{ id: string; url: string; basic_auth_username: string; basic_auth_password_sealed: string | null }[]>`
       select id, url, basic_auth_username, basic_auth_password_sealed from monitors where id in (${storedId}, ${withUsername})`;
@@ -288,7 +377,12 @@ describe('a monitor URL holding credentials, through the product', () => {
     assert.equal(byId.get(storedId)!.url, `http://${site.origin}/stored`);
     assert.equal(byId.get(storedId)!.basic_auth_username, 'ada');
     assert.equal(open(byId.get(storedId)!.basic_auth_password_sealed!, cp.cp.keys.checkCredentials), password);
-    assert.deepEqual(byId.get(withUsername), { id: withUsername, url: `http://${site.origin}/explicit`, basic_auth_username: 'carol', basic_auth_password_sealed: null });
+    assert.deepEqual(byId.get(withUsername), {
+      id: withUsername,
+      url: `http://${site.origin}/explicit`,
+      basic_auth_username: 'carol',
+      basic_auth_password_sealed: null,
+    });
     assertNoPassword(JSON.stringify(await cp.db.sql`select * from monitors`), 'the monitors table');
     assert.equal(await moveStoredUrlCredentials(cp.db.sql, cp.cp.keys.checkCredentials, quietLog), 0, 'nothing left to move');
   });

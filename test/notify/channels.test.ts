@@ -51,9 +51,20 @@ describe('what each channel sends', () => {
     before(async () => {
       const s = await scenario('Triggers');
       projectId = s.projectId;
-      const trigger = (await api('POST', '/triggers', { project_id: projectId, name: 'Deploys', default_message: 'x', integration_ids: Object.values(s.ids) })).body.data;
+      const trigger = (
+        await api('POST', '/triggers', {
+          project_id: projectId,
+          name: 'Deploys',
+          default_message: 'x',
+          integration_ids: Object.values(s.ids),
+        })
+      ).body.data;
       triggerId = trigger.id;
-      const fired = await fetch(`${cp.url}/api/notify/${trigger.id}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message }) });
+      const fired = await fetch(`${cp.url}/api/notify/${trigger.id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message }),
+      });
       const body = (await fired.json()) as { data: { integrations: number; event_id: string } };
       assert.equal(body.data.integrations, 8);
       eventId = body.data.event_id;
@@ -110,7 +121,7 @@ describe('what each channel sends', () => {
       assert.ok(texts.includes(message));
     });
 
-    it('sends Telegram HTML text to the chat through the bot\'s sendMessage', () => {
+    it("sends Telegram HTML text to the chat through the bot's sendMessage", () => {
       const req = got.telegram![0]!;
       assert.equal(req.url, `/telegram/bot${botToken}/sendMessage`);
       const body = json(req);
@@ -155,7 +166,7 @@ describe('what each channel sends', () => {
       assert.ok(mail.text.includes('Deploy of &lt;api&gt; finished &amp; healthy'));
     });
 
-    it('shows every delivery as delivered in the trigger\'s events', async () => {
+    it("shows every delivery as delivered in the trigger's events", async () => {
       const list = await eventually(async () => {
         const res = await api('GET', `/triggers/${triggerId}/events`);
         const ds = res.body.data[0].deliveries as { status: string }[];
@@ -174,18 +185,30 @@ describe('what each channel sends', () => {
     before(async () => {
       const s = await scenario('Shop team');
       const mails = smtp.messages.length;
-      await publishEvent(cp, domainEvent(s.projectId, {
-        kind: 'monitor.down',
-        subject: monitor,
-        data: { url: 'https://shop.example.com/', regions: ['eu-west', 'us-east'], cause: 'HTTP 503 (expected 200-299)', incident_id: incident, started_at: '2026-01-01T10:00:00.000Z' },
-      }));
+      await publishEvent(
+        cp,
+        domainEvent(s.projectId, {
+          kind: 'monitor.down',
+          subject: monitor,
+          data: {
+            url: 'https://shop.example.com/',
+            regions: ['eu-west', 'us-east'],
+            cause: 'HTTP 503 (expected 200-299)',
+            incident_id: incident,
+            started_at: '2026-01-01T10:00:00.000Z',
+          },
+        }),
+      );
       down = byChannel(await s.sink.waitForRequests(7));
       await smtp.waitForMessages(mails + 1);
-      await publishEvent(cp, domainEvent(s.projectId, {
-        kind: 'monitor.up',
-        subject: monitor,
-        data: { url: 'https://shop.example.com/', incident_id: incident, duration_seconds: 305 },
-      }));
+      await publishEvent(
+        cp,
+        domainEvent(s.projectId, {
+          kind: 'monitor.up',
+          subject: monitor,
+          data: { url: 'https://shop.example.com/', incident_id: incident, duration_seconds: 305 },
+        }),
+      );
       up = byChannel((await s.sink.waitForRequests(14)).slice(7));
       await smtp.waitForMessages(mails + 2);
     });
@@ -193,7 +216,10 @@ describe('what each channel sends', () => {
     it('says which monitor is down, why and where, then that it is up and for how long it was down', () => {
       const slackDown = json(down.slack![0]!);
       assert.equal(slackDown.blocks[0].text.text, '🔴 Monitor Shop is down');
-      assert.equal(slackDown.blocks[1].text.text, 'Monitor "Shop" is down: HTTP 503 (expected 200-299). Failing regions: eu-west, us-east.');
+      assert.equal(
+        slackDown.blocks[1].text.text,
+        'Monitor "Shop" is down: HTTP 503 (expected 200-299). Failing regions: eu-west, us-east.',
+      );
       const fields = slackDown.blocks[2].fields.map((f: { text: string }) => f.text);
       assert.ok(fields.includes('*URL*\nhttps://shop.example.com/'));
       assert.ok(fields.includes('*Regions*\neu-west, us-east'));
@@ -209,14 +235,20 @@ describe('what each channel sends', () => {
       assert.equal(d.color, 0xe01e5a);
       assert.equal(u.color, 0x2eb67d);
       assert.equal(d.url, 'https://shop.example.com/');
-      assert.deepEqual(d.fields.find((f: { name: string }) => f.name === 'Regions'), { name: 'Regions', value: 'eu-west, us-east', inline: true });
+      assert.deepEqual(
+        d.fields.find((f: { name: string }) => f.name === 'Regions'),
+        { name: 'Regions', value: 'eu-west, us-east', inline: true },
+      );
       assert.ok(u.fields.some((f: { name: string; value: string }) => f.name === 'Down for' && f.value === '5m 5s'));
     });
 
     it('lists the facts in the Teams card and the Telegram text', () => {
       const card = json(down.teams![0]!).attachments[0].content;
       const facts = card.body.find((b: { type: string }) => b.type === 'FactSet').facts;
-      assert.deepEqual(facts.find((f: { title: string }) => f.title === 'Cause'), { title: 'Cause', value: 'HTTP 503 (expected 200-299)' });
+      assert.deepEqual(
+        facts.find((f: { title: string }) => f.title === 'Cause'),
+        { title: 'Cause', value: 'HTTP 503 (expected 200-299)' },
+      );
       assert.equal(card.actions[0].url, 'https://shop.example.com/');
       const text = json(down.telegram![0]!).text as string;
       assert.ok(text.startsWith('<b>🔴 Monitor Shop is down</b>'));
@@ -244,7 +276,7 @@ describe('what each channel sends', () => {
       assert.deepEqual(u.tags, ['white_check_mark']);
     });
 
-    it('hands a webhook the event\'s kind, subject and data as published', () => {
+    it("hands a webhook the event's kind, subject and data as published", () => {
       const body = json(down.webhook![0]!);
       assert.equal(body.event, 'monitor.down');
       assert.deepEqual(body.subject, monitor);
@@ -271,24 +303,40 @@ describe('what each channel sends', () => {
     before(async () => {
       const s = await scenario('Backups');
       const mails = smtp.messages.length;
-      await publishEvent(cp, domainEvent(s.projectId, {
-        kind: 'heartbeat.down',
-        subject: heartbeat,
-        data: { reason: 'missed', status: 'down', last_ping_at: '2026-01-01T02:00:00.000Z', next_ping_at: '2026-01-02T02:00:00.000Z', down_since: '2026-01-02T03:00:00.000Z', grace_period: 3600 },
-      }));
+      await publishEvent(
+        cp,
+        domainEvent(s.projectId, {
+          kind: 'heartbeat.down',
+          subject: heartbeat,
+          data: {
+            reason: 'missed',
+            status: 'down',
+            last_ping_at: '2026-01-01T02:00:00.000Z',
+            next_ping_at: '2026-01-02T02:00:00.000Z',
+            down_since: '2026-01-02T03:00:00.000Z',
+            grace_period: 3600,
+          },
+        }),
+      );
       down = byChannel(await s.sink.waitForRequests(7));
       await smtp.waitForMessages(mails + 1);
-      await publishEvent(cp, domainEvent(s.projectId, {
-        kind: 'heartbeat.up',
-        subject: heartbeat,
-        data: { reason: 'ping', status: 'up', down_since: '2026-01-02T03:00:00.000Z', duration_seconds: 7260 },
-      }));
+      await publishEvent(
+        cp,
+        domainEvent(s.projectId, {
+          kind: 'heartbeat.up',
+          subject: heartbeat,
+          data: { reason: 'ping', status: 'up', down_since: '2026-01-02T03:00:00.000Z', duration_seconds: 7260 },
+        }),
+      );
       up = byChannel((await s.sink.waitForRequests(14)).slice(7));
       await smtp.waitForMessages(mails + 2);
     });
 
     it('says the heartbeat missed its ping, then that it is back', () => {
-      assert.equal(json(down.slack![0]!).blocks[1].text.text, 'Heartbeat "Nightly backup" is down: no ping arrived within the grace period.');
+      assert.equal(
+        json(down.slack![0]!).blocks[1].text.text,
+        'Heartbeat "Nightly backup" is down: no ping arrived within the grace period.',
+      );
       assert.equal(json(up.slack![0]!).blocks[1].text.text, 'Heartbeat "Nightly backup" is up again after 2h 1m.');
       assert.ok((json(down.telegram![0]!).text as string).includes('<b>Last ping:</b> 2026-01-01T02:00:00.000Z'));
       assert.equal(json(down.discord![0]!).embeds[0].title, '🔴 Heartbeat Nightly backup is down');
@@ -305,7 +353,7 @@ describe('what each channel sends', () => {
       assert.equal(u.dedup_key, d.dedup_key);
     });
 
-    it('sends ntfy the heartbeat\'s state with its priority', () => {
+    it("sends ntfy the heartbeat's state with its priority", () => {
       assert.equal(json(down.ntfy![0]!).priority, 5);
       assert.equal(json(up.ntfy![0]!).title, 'Heartbeat Nightly backup is up');
     });

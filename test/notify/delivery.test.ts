@@ -34,8 +34,13 @@ describe('delivery', () => {
   /** A trigger sending to a webhook per URL; fires it once and returns the event id. */
   const fire = async (urls: string[]) => {
     const ids = [];
-    for (const url of urls) ids.push((await api('POST', '/integrations', { project_id: ada.project_id, name: 'hook', type: 'webhook', config: { url } })).body.data.id);
-    const trigger = (await api('POST', '/triggers', { project_id: ada.project_id, name: 'Jobs', default_message: 'done', integration_ids: ids })).body.data;
+    for (const url of urls)
+      ids.push(
+        (await api('POST', '/integrations', { project_id: ada.project_id, name: 'hook', type: 'webhook', config: { url } })).body.data.id,
+      );
+    const trigger = (
+      await api('POST', '/triggers', { project_id: ada.project_id, name: 'Jobs', default_message: 'done', integration_ids: ids })
+    ).body.data;
     const res = await fetch(`${cp.url}/api/notify/${trigger.id}`, { method: 'POST' });
     return ((await res.json()) as { data: { event_id: string } }).data.event_id;
   };
@@ -113,7 +118,13 @@ describe('delivery', () => {
     t.respond({ status: 200 });
     u.respond({ status: 204 });
     const rows = await settled(eventId, 2);
-    assert.deepEqual(rows.map((r) => [r.status, r.attempts]), [['delivered', 2], ['delivered', 2]]);
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.attempts]),
+      [
+        ['delivered', 2],
+        ['delivered', 2],
+      ],
+    );
   });
 
   it('acknowledges a redelivered message of a delivered delivery without sending again', async () => {
@@ -121,7 +132,12 @@ describe('delivery', () => {
     const eventId = await fire([t.url]);
     const [row] = await settled(eventId);
     // What JetStream hands out again when a worker dies after recording the delivery, before its ack.
-    await publishJson(cp.nats.nc, cp.nats.names.subjects.notify('webhook'), { delivery_id: row!.id, integration_id: row!.integration_id, type: 'webhook' }, `${row!.id}:redelivered`);
+    await publishJson(
+      cp.nats.nc,
+      cp.nats.names.subjects.notify('webhook'),
+      { delivery_id: row!.id, integration_id: row!.integration_id, type: 'webhook' },
+      `${row!.id}:redelivered`,
+    );
     await eventually(async () => role!.stats().settled >= 1, 'the repeat to be settled');
     await queueDrained(cp);
     assert.equal(t.requests.length, 1);
@@ -142,7 +158,10 @@ describe('delivery', () => {
     assert.equal(keys.length, 4);
     assert.equal(new Set(keys).size, 4);
     const rows = [...(await deliveryRows(cp, eventId)), ...(await deliveryRows(cp, whileStopped))];
-    assert.deepEqual(rows.map((r) => r.attempts), [1, 1, 1, 1]);
+    assert.deepEqual(
+      rows.map((r) => r.attempts),
+      [1, 1, 1, 1],
+    );
   });
 
   it('takes over a delivery whose worker died holding its claim, once the claim runs out, with the same delivery id', async () => {
@@ -150,7 +169,8 @@ describe('delivery', () => {
     await stopRole();
     const eventId = await fire([t.url]);
     const [row] = await deliveryRows(cp, eventId);
-    await cp.db.sql`update deliveries set status = 'sending', attempts = 1, claimed_until = now() + interval '300 milliseconds' where id = ${row!.id}`;
+    await cp.db
+      .sql`update deliveries set status = 'sending', attempts = 1, claimed_until = now() + interval '300 milliseconds' where id = ${row!.id}`;
     await startRole();
     const [req] = await t.waitForRequests(1);
     assert.equal(req!.headers['idempotency-key'], row!.id);
@@ -171,7 +191,10 @@ describe('delivery', () => {
     await startRole();
     const reqs = await t.waitForRequests(2);
     assert.equal(reqs[1]!.headers['idempotency-key'], copy!.id);
-    await eventually(async () => (await cp.db.sql`select 1 from deliveries where id = ${copy!.id} and status = 'delivered'`).length === 1, 'the relayed delivery');
+    await eventually(
+      async () => (await cp.db.sql`select 1 from deliveries where id = ${copy!.id} and status = 'delivered'`).length === 1,
+      'the relayed delivery',
+    );
   });
 
   it('queues again, within a minute, a delivery whose message left the work queue unsent (a consumer skipping it after a leader change)', async () => {
@@ -221,7 +244,8 @@ describe('private targets', () => {
   it('refuses loopback addresses, by literal or by name, when BLOCK_PRIVATE_TARGETS is on', async () => {
     const port = new URL(sink.url).port;
     for (const url of [`http://127.0.0.1:${port}/hook`, `http://localhost:${port}/hook`, `http://[::1]:${port}/hook`]) {
-      const id = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'local', type: 'webhook', config: { url } })).body.data.id;
+      const id = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'local', type: 'webhook', config: { url } })).body
+        .data.id;
       const res = await api('POST', `/integrations/${id}/test`);
       assert.equal(res.body.data.delivered, false, url);
       assert.equal(res.body.data.retryable, false, url);

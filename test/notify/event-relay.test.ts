@@ -40,7 +40,8 @@ describe('notify event relay', () => {
       where id = ${e.id}`;
     return e;
   };
-  const notifiedAt = async (id: string) => (await cp.db.sql<{ notified_at: Date | null }[]>`select notified_at from outbox_events where id = ${id}`)[0]!.notified_at;
+  const notifiedAt = async (id: string) =>
+    (await cp.db.sql<{ notified_at: Date | null }[]>`select notified_at from outbox_events where id = ${id}`)[0]!.notified_at;
 
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api'] });
@@ -67,7 +68,10 @@ describe('notify event relay', () => {
     assert.notEqual(await notifiedAt(e.id), null);
     await queueDrained(cp);
     const rows = await deliveryRows(cp, e.id);
-    assert.deepEqual(rows.map((r) => r.status), ['delivered']);
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ['delivered'],
+    );
     assert.equal(sink.requests.length, 1);
     assert.equal(await roles[0]!.relayEvents(), 0, 'nothing left to relay');
   });
@@ -110,14 +114,18 @@ describe('notify event relay', () => {
   it('makes the deliveries of a backlog of 300 events in batches, each event once', async () => {
     const before = sink.requests.length;
     for (const r of roles.splice(0)) await r.stop();
-    const burst = Array.from({ length: 300 }, (_, i) => domainEvent(ada.project_id, { kind: 'heartbeat.down', subject: { type: 'heartbeat', id: randomUUID(), name: `job ${i}` }, data: {} }));
+    const burst = Array.from({ length: 300 }, (_, i) =>
+      domainEvent(ada.project_id, { kind: 'heartbeat.down', subject: { type: 'heartbeat', id: randomUUID(), name: `job ${i}` }, data: {} }),
+    );
     await Promise.all(burst.map((e) => publishEvent(cp, e)));
     const role = await startRole();
     await eventsRead(cp);
     await sink.waitForRequests(before + 300);
     await queueDrained(cp);
     assert.equal(sink.requests.length, before + 300);
-    const [row] = await cp.db.sql<{ n: number }[]>`select count(*)::int as n from deliveries where event_id = any(${`{${burst.map((e) => e.id).join(',')}}`}::uuid[])`;
+    const [row] = await cp.db.sql<
+      { n: number }[]
+    >`select count(*)::int as n from deliveries where event_id = any(${`{${burst.map((e) => e.id).join(',')}}`}::uuid[])`;
     assert.equal(row!.n, 300);
     const { eventBatches } = role.stats();
     // 100 a fetch at most; taken as they come, so a fetch makes a few batches, never one per event.

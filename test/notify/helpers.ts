@@ -49,7 +49,10 @@ export async function everyChannel(api: Call, projectId: string, sinkUrl: string
 
 /** The requests each HTTP channel made, by channel. */
 export function byChannel(requests: readonly RecordedRequest[]): Record<HttpChannel, RecordedRequest[]> {
-  const out = Object.fromEntries(Object.keys(channelPaths).map((k) => [k, [] as RecordedRequest[]])) as Record<HttpChannel, RecordedRequest[]>;
+  const out = Object.fromEntries(Object.keys(channelPaths).map((k) => [k, [] as RecordedRequest[]])) as Record<
+    HttpChannel,
+    RecordedRequest[]
+  >;
   for (const r of requests) {
     const channel = (Object.entries(channelPaths) as [HttpChannel, string][]).find(([, p]) => r.url.startsWith(p));
     if (channel) out[channel[0]].push(r);
@@ -67,7 +70,15 @@ export async function publishEvent(cp: TestControlPlane, event: DomainEvent, msg
 
 /** A notify role of its own on the control plane's database and NATS, tuned for tests. */
 export function startTestNotifyRole(cp: TestControlPlane, tuning: NotifyTuning = {}): Promise<NotifyRole> {
-  return startNotifyRole({ sql: cp.db.sql, nc: cp.nats.nc, names: cp.nats.names, log: quietLog, config: cp.config, keys: cp.cp.keys, ...tuning });
+  return startNotifyRole({
+    sql: cp.db.sql,
+    nc: cp.nats.nc,
+    names: cp.nats.names,
+    log: quietLog,
+    config: cp.config,
+    keys: cp.cp.keys,
+    ...tuning,
+  });
 }
 
 /** Resolves once the notify role has read every event published so far. */

@@ -19,14 +19,19 @@ describe('who hears about monitor and heartbeat events', () => {
   const deliveriesOf = (eventId: string) =>
     cp.db.sql<{ integration_id: string }[]>`select integration_id from deliveries where event_id = ${eventId} order by integration_id`;
   const hook = async (projectId: string, name: string, sink: Target, active = true) =>
-    (await api('POST', '/integrations', { project_id: projectId, name, type: 'webhook', active, config: { url: sink.url } })).body.data.id as string;
+    (await api('POST', '/integrations', { project_id: projectId, name, type: 'webhook', active, config: { url: sink.url } })).body.data
+      .id as string;
 
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api', 'notify'] });
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
     sinks = { a: await startWebhookSink(), b: await startWebhookSink(), off: await startWebhookSink(), other: await startWebhookSink() };
-    ids = { a: await hook(ada.project_id, 'a', sinks.a), b: await hook(ada.project_id, 'b', sinks.b), off: await hook(ada.project_id, 'off', sinks.off, false) };
+    ids = {
+      a: await hook(ada.project_id, 'a', sinks.a),
+      b: await hook(ada.project_id, 'b', sinks.b),
+      off: await hook(ada.project_id, 'off', sinks.off, false),
+    };
     const second = (await api('POST', '/projects', { name: 'Elsewhere' })).body.data.id;
     await hook(second, 'other', sinks.other);
   });
@@ -36,26 +41,50 @@ describe('who hears about monitor and heartbeat events', () => {
   });
 
   it('sends an event of a resource without its own list to every active integration of its project', async () => {
-    const e = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'm' }, data: { cause: 'timeout' } });
+    const e = domainEvent(ada.project_id, {
+      kind: 'monitor.down',
+      subject: { type: 'monitor', id: randomUUID(), name: 'm' },
+      data: { cause: 'timeout' },
+    });
     await publishEvent(cp, e);
     await sinks.a.waitForRequests(1);
     await sinks.b.waitForRequests(1);
-    assert.deepEqual((await deliveriesOf(e.id)).map((d) => d.integration_id), [ids.a, ids.b].sort());
+    assert.deepEqual(
+      (await deliveriesOf(e.id)).map((d) => d.integration_id),
+      [ids.a, ids.b].sort(),
+    );
   });
 
   it('sends an event of a monitor or heartbeat that names integrations to those only', async () => {
-    const monitor = (await api('POST', '/monitors', { project_id: ada.project_id, name: 'Site', url: 'https://example.com/', integration_ids: [ids.b, ids.off] })).body.data;
+    const monitor = (
+      await api('POST', '/monitors', {
+        project_id: ada.project_id,
+        name: 'Site',
+        url: 'https://example.com/',
+        integration_ids: [ids.b, ids.off],
+      })
+    ).body.data;
     const heartbeat = (await api('POST', '/heartbeats', { project_id: ada.project_id, name: 'Job', integration_ids: [ids.a] })).body.data;
     const m = domainEvent(ada.project_id, { kind: 'monitor.up', subject: { type: 'monitor', id: monitor.id, name: 'Site' }, data: {} });
-    const h = domainEvent(ada.project_id, { kind: 'heartbeat.down', subject: { type: 'heartbeat', id: heartbeat.id, name: 'Job' }, data: { reason: 'failed' } });
+    const h = domainEvent(ada.project_id, {
+      kind: 'heartbeat.down',
+      subject: { type: 'heartbeat', id: heartbeat.id, name: 'Job' },
+      data: { reason: 'failed' },
+    });
     await publishEvent(cp, m);
     await publishEvent(cp, h);
     await eventsRead(cp);
-    assert.deepEqual((await deliveriesOf(m.id)).map((d) => d.integration_id), [ids.b]);
-    assert.deepEqual((await deliveriesOf(h.id)).map((d) => d.integration_id), [ids.a]);
+    assert.deepEqual(
+      (await deliveriesOf(m.id)).map((d) => d.integration_id),
+      [ids.b],
+    );
+    assert.deepEqual(
+      (await deliveriesOf(h.id)).map((d) => d.integration_id),
+      [ids.a],
+    );
   });
 
-  it('never sends to a paused integration or to another project\'s', async () => {
+  it("never sends to a paused integration or to another project's", async () => {
     await eventsRead(cp);
     await queueDrained(cp);
     assert.equal(sinks.off.requests.length, 0);
@@ -86,18 +115,30 @@ describe('who hears about monitor and heartbeat events', () => {
 
   it('terminates an event that is not a valid event, and goes on', async () => {
     await publishJson(cp.nats.nc, cp.nats.names.subjects.event(ada.project_id, 'monitor.down'), { id: 'nope', kind: 'monitor.down' });
-    const e = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'after' }, data: {} });
+    const e = domainEvent(ada.project_id, {
+      kind: 'monitor.down',
+      subject: { type: 'monitor', id: randomUUID(), name: 'after' },
+      data: {},
+    });
     await publishEvent(cp, e);
     await eventsRead(cp);
     assert.equal((await deliveriesOf(e.id)).length, 2);
   });
 
   it('terminates an event whose data nests too deeply to store or send, and goes on', async () => {
-    const deep = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'deep' }, data: {} });
+    const deep = domainEvent(ada.project_id, {
+      kind: 'monitor.down',
+      subject: { type: 'monitor', id: randomUUID(), name: 'deep' },
+      data: {},
+    });
     // Written by hand: 20,000 levels are more than JSON.stringify (or the database driver) can take.
     const text = JSON.stringify(deep).replace('"data":{}', `"data":{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}`);
     await jetstream(cp.nats.nc).publish(cp.nats.names.subjects.event(ada.project_id, 'monitor.down'), text, { msgID: deep.id });
-    const e = domainEvent(ada.project_id, { kind: 'monitor.down', subject: { type: 'monitor', id: randomUUID(), name: 'after deep' }, data: {} });
+    const e = domainEvent(ada.project_id, {
+      kind: 'monitor.down',
+      subject: { type: 'monitor', id: randomUUID(), name: 'after deep' },
+      data: {},
+    });
     await publishEvent(cp, e);
     await eventsRead(cp);
     assert.equal((await deliveriesOf(e.id)).length, 2);

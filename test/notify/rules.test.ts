@@ -17,7 +17,13 @@ describe('what follows a failed attempt', () => {
     ['gives up past the last attempt too', 9, 8, { permanent: false }, { kind: 'dead' }],
     ['gives up at once on a permanent failure', 1, 8, { permanent: true }, { kind: 'dead' }],
     ['waits longer when the receiver asks to', 1, 8, { permanent: false, retryAfterMs: 30_000 }, { kind: 'retry', delayMs: 30_000 }],
-    ['keeps its own wait when the receiver asks for less', 3, 8, { permanent: false, retryAfterMs: 100 }, { kind: 'retry', delayMs: 4_000 }],
+    [
+      'keeps its own wait when the receiver asks for less',
+      3,
+      8,
+      { permanent: false, retryAfterMs: 100 },
+      { kind: 'retry', delayMs: 4_000 },
+    ],
     ['caps what the receiver asks for', 1, 8, { permanent: false, retryAfterMs: 3_600_000 }, { kind: 'retry', delayMs: 60_000 }],
     ['with one attempt allowed, never retries', 1, 1, { permanent: false }, { kind: 'dead' }],
   ];
@@ -27,25 +33,74 @@ describe('what follows a failed attempt', () => {
 });
 
 describe('which HTTP answers are final', () => {
-  const rows: [number, boolean][] = [[400, true], [401, true], [403, true], [404, true], [410, true], [413, true], [301, true], [408, false], [429, false], [500, false], [502, false], [503, false]];
+  const rows: [number, boolean][] = [
+    [400, true],
+    [401, true],
+    [403, true],
+    [404, true],
+    [410, true],
+    [413, true],
+    [301, true],
+    [408, false],
+    [429, false],
+    [500, false],
+    [502, false],
+    [503, false],
+  ];
   for (const [status, permanent] of rows) {
     it(`treats ${status} as ${permanent ? 'permanent' : 'worth a retry'}`, () => assert.equal(isPermanentStatus(status), permanent));
   }
 });
 
 describe('notification texts', () => {
-  const durations: [number, string][] = [[0, '0s'], [45, '45s'], [60, '1m'], [305, '5m 5s'], [3_600, '1h'], [7_260, '2h 1m'], [90_061, '1d 1h']];
+  const durations: [number, string][] = [
+    [0, '0s'],
+    [45, '45s'],
+    [60, '1m'],
+    [305, '5m 5s'],
+    [3_600, '1h'],
+    [7_260, '2h 1m'],
+    [90_061, '1d 1h'],
+  ];
   for (const [seconds, text] of durations) it(`writes ${seconds} s as "${text}"`, () => assert.equal(formatDuration(seconds), text));
 
   const subject = (type: 'monitor' | 'heartbeat') => ({ type, id: '00000000-0000-4000-8000-000000000000', name: 'Api' });
   const messages: [string, Parameters<typeof messageFor>[0], string][] = [
-    ['a monitor down with its cause and regions', { kind: 'monitor.down', subject: subject('monitor'), data: { cause: 'timeout after 10 s', regions: ['eu', 'us'] } }, 'Monitor "Api" is down: timeout after 10 s. Failing regions: eu, us.'],
-    ['a monitor down without details', { kind: 'monitor.down', subject: subject('monitor'), data: {} }, 'Monitor "Api" is down: checks are failing.'],
-    ['a monitor up with the incident length', { kind: 'monitor.up', subject: subject('monitor'), data: { duration_seconds: 65 } }, 'Monitor "Api" is up again after 1m 5s.'],
-    ['a heartbeat that missed its ping', { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'missed' } }, 'Heartbeat "Api" is down: no ping arrived within the grace period.'],
-    ['a heartbeat whose job failed, with its exit code', { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'failed', ping: { kind: 'fail', exit_code: 3 } } }, 'Heartbeat "Api" is down: the job reported a failure (exit code 3).'],
-    ['a heartbeat whose job never finished', { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'start_timeout' } }, 'Heartbeat "Api" is down: the job started but did not finish within the grace period.'],
-    ['a heartbeat back up', { kind: 'heartbeat.up', subject: subject('heartbeat'), data: { duration_seconds: 3_600 } }, 'Heartbeat "Api" is up again after 1h.'],
+    [
+      'a monitor down with its cause and regions',
+      { kind: 'monitor.down', subject: subject('monitor'), data: { cause: 'timeout after 10 s', regions: ['eu', 'us'] } },
+      'Monitor "Api" is down: timeout after 10 s. Failing regions: eu, us.',
+    ],
+    [
+      'a monitor down without details',
+      { kind: 'monitor.down', subject: subject('monitor'), data: {} },
+      'Monitor "Api" is down: checks are failing.',
+    ],
+    [
+      'a monitor up with the incident length',
+      { kind: 'monitor.up', subject: subject('monitor'), data: { duration_seconds: 65 } },
+      'Monitor "Api" is up again after 1m 5s.',
+    ],
+    [
+      'a heartbeat that missed its ping',
+      { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'missed' } },
+      'Heartbeat "Api" is down: no ping arrived within the grace period.',
+    ],
+    [
+      'a heartbeat whose job failed, with its exit code',
+      { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'failed', ping: { kind: 'fail', exit_code: 3 } } },
+      'Heartbeat "Api" is down: the job reported a failure (exit code 3).',
+    ],
+    [
+      'a heartbeat whose job never finished',
+      { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'start_timeout' } },
+      'Heartbeat "Api" is down: the job started but did not finish within the grace period.',
+    ],
+    [
+      'a heartbeat back up',
+      { kind: 'heartbeat.up', subject: subject('heartbeat'), data: { duration_seconds: 3_600 } },
+      'Heartbeat "Api" is up again after 1h.',
+    ],
   ];
   for (const [name, event, text] of messages) it(`words ${name}`, () => assert.equal(messageFor(event), text));
 });

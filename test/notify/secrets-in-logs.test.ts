@@ -42,7 +42,15 @@ describe('secrets and logs', () => {
       SECRET_KEY: randomBytes(32).toString('base64url'),
       NOTIFY_MAX_ATTEMPTS: '2',
     });
-    cp = await startControlPlane({ config, log, sql: db.sql, nc: nats.nc, roles: ['api', 'notify'], port: 0, notify: { backoffBaseMs: 50 } });
+    cp = await startControlPlane({
+      config,
+      log,
+      sql: db.sql,
+      nc: nats.nc,
+      roles: ['api', 'notify'],
+      port: 0,
+      notify: { backoffBaseMs: 50 },
+    });
     const ada = await createAccount(db.sql);
     projectId = ada.project_id;
     api = apiClient(cp.url!, ada.token);
@@ -57,16 +65,40 @@ describe('secrets and logs', () => {
   it('keeps trigger tokens and integration secrets out of every log line, even when deliveries fail', async () => {
     const secrets = ['slack-secret-token-42', botToken, 'hdr-secret-77', 'signing-secret-0123456789'];
     const ids = [
-      (await api('POST', '/integrations', { project_id: projectId, name: 's', type: 'slack', config: { url: `${failing.url}/services/T/B/slack-secret-token-42` } })).body.data.id,
-      (await api('POST', '/integrations', { project_id: projectId, name: 't', type: 'telegram', config: { bot_token: botToken, chat_id: '1', api_base_url: failing.url } })).body.data.id,
-      (await api('POST', '/integrations', {
-        project_id: projectId,
-        name: 'w',
-        type: 'webhook',
-        config: { url: failing.url, secret: 'signing-secret-0123456789', headers: { Authorization: 'Bearer hdr-secret-77' } },
-      })).body.data.id,
+      (
+        await api('POST', '/integrations', {
+          project_id: projectId,
+          name: 's',
+          type: 'slack',
+          config: { url: `${failing.url}/services/T/B/slack-secret-token-42` },
+        })
+      ).body.data.id,
+      (
+        await api('POST', '/integrations', {
+          project_id: projectId,
+          name: 't',
+          type: 'telegram',
+          config: { bot_token: botToken, chat_id: '1', api_base_url: failing.url },
+        })
+      ).body.data.id,
+      (
+        await api('POST', '/integrations', {
+          project_id: projectId,
+          name: 'w',
+          type: 'webhook',
+          config: { url: failing.url, secret: 'signing-secret-0123456789', headers: { Authorization: 'Bearer hdr-secret-77' } },
+        })
+      ).body.data.id,
     ];
-    const trigger = (await api('POST', '/triggers', { project_id: projectId, name: 'x', default_message: 'm', token_protected: true, integration_ids: ids })).body.data;
+    const trigger = (
+      await api('POST', '/triggers', {
+        project_id: projectId,
+        name: 'x',
+        default_message: 'm',
+        token_protected: true,
+        integration_ids: ids,
+      })
+    ).body.data;
     secrets.push(trigger.token);
     assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}?token=${trigger.token}&message=hello`)).status, 202);
     assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}?token=uptt_wrong`)).status, 401);
@@ -75,7 +107,10 @@ describe('secrets and logs', () => {
     assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}?message=x&token=${trigger.token}`, { method: 'PUT' })).status, 405);
     assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}/?token=${trigger.token}`)).status, 404);
     await api('POST', `/integrations/${ids[0]}/test`);
-    await eventually(async () => (await db.sql`select 1 from deliveries where status = 'dead' and kind = 'trigger.fired'`).length === 3, 'the deliveries to die');
+    await eventually(
+      async () => (await db.sql`select 1 from deliveries where status = 'dead' and kind = 'trigger.fired'`).length === 3,
+      'the deliveries to die',
+    );
     const text = lines.join('');
     assert.match(text, /delivery dead/);
     assert.match(text, /\/api\/notify\//);

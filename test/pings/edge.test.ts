@@ -39,7 +39,13 @@ describe('a regional ping edge', () => {
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
     kv = await openBucket(cp.nats.nc, cp.nats.names, 'heartbeats', { replicas: 1 });
-    edge = await startEdge({ nc: cp.nats.nc, names: cp.nats.names, region: 'eu-west', partitions: cp.config.PING_PARTITIONS, heartbeats: kv });
+    edge = await startEdge({
+      nc: cp.nats.nc,
+      names: cp.nats.names,
+      region: 'eu-west',
+      partitions: cp.config.PING_PARTITIONS,
+      heartbeats: kv,
+    });
   });
   after(async () => {
     await edge.app.close();
@@ -54,7 +60,11 @@ describe('a regional ping edge', () => {
   it('takes pings for a heartbeat as soon as the deadline role has put it in KV, and names its region', async () => {
     const hb = (await api('POST', '/heartbeats', { name: 'Import', project_id: ada.project_id })).body.data;
     await eventually(async () => (await ping(`/heartbeat/${hb.id}/start`)).status === 200, 'the edge accepts the new heartbeat');
-    const [sent] = await readStream(cp.nats.nc, cp.nats.names.streams.pings, cp.nats.names.subjects.ping(pingPartition(hb.id, cp.config.PING_PARTITIONS), hb.id));
+    const [sent] = await readStream(
+      cp.nats.nc,
+      cp.nats.names.streams.pings,
+      cp.nats.names.subjects.ping(pingPartition(hb.id, cp.config.PING_PARTITIONS), hb.id),
+    );
     assert.equal(sent!.data.region, 'eu-west');
     assert.equal(sent!.data.kind, 'start');
     const log = await eventually(async () => {
@@ -66,7 +76,14 @@ describe('a regional ping edge', () => {
 
   it('refuses a heartbeat beyond its rate at this edge with 429 and Retry-After, after the id check', async () => {
     const hb = (await api('POST', '/heartbeats', { name: 'Looping', project_id: ada.project_id })).body.data;
-    const strict = await startEdge({ nc: cp.nats.nc, names: cp.nats.names, region: 'eu-west', partitions: cp.config.PING_PARTITIONS, heartbeats: kv, perHeartbeatPerMinute: 3 });
+    const strict = await startEdge({
+      nc: cp.nats.nc,
+      names: cp.nats.names,
+      region: 'eu-west',
+      partitions: cp.config.PING_PARTITIONS,
+      heartbeats: kv,
+      perHeartbeatPerMinute: 3,
+    });
     try {
       await eventually(async () => (await ping(`/heartbeat/${hb.id}`)).status === 200, 'the regional edge accepts the heartbeat');
       const statuses = [];
@@ -134,7 +151,10 @@ describe('a ping edge with request logging on', () => {
     const { app, lines } = await loggedEdge(() => Promise.reject(new Error('store away')));
     assert.equal((await app.inject({ method: 'GET', url: `/heartbeat/${randomUUID()}` })).statusCode, 503);
     await app.close();
-    assert.deepEqual(lines.map((l) => [l.level, l.msg]), [[40, 'ping refused: heartbeat lookup failed']]);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg]),
+      [[40, 'ping refused: heartbeat lookup failed']],
+    );
   });
 });
 

@@ -21,15 +21,22 @@ describe('ping endpoints of the control plane', () => {
   after(() => cp.stop());
 
   const heartbeat = async () =>
-    (await api('POST', '/heartbeats', { name: 'Nightly backup', project_id: ada.project_id })).body.data as { id: string; ping_url: string };
+    (await api('POST', '/heartbeats', { name: 'Nightly backup', project_id: ada.project_id })).body.data as {
+      id: string;
+      ping_url: string;
+    };
   const call = async (path: string, init?: RequestInit) => {
     const res = await fetch(`${cp.url}${path}`, init);
     return { status: res.status, text: await res.text(), headers: res.headers };
   };
   const pingsOf = async (id: string) =>
-    (await readStream(cp.nats.nc, cp.nats.names.streams.pings, cp.nats.names.subjects.ping(pingPartition(id, cp.config.PING_PARTITIONS), id))).map(
-      (m) => ({ ...m.data, msgId: m.msgId }),
-    );
+    (
+      await readStream(
+        cp.nats.nc,
+        cp.nats.names.streams.pings,
+        cp.nats.names.subjects.ping(pingPartition(id, cp.config.PING_PARTITIONS), id),
+      )
+    ).map((m) => ({ ...m.data, msgId: m.msgId }));
   const logOf = async (id: string, query = '') => (await api('GET', `/heartbeats/${id}/pings${query}`)).body;
 
   it('answers 200 OK to GET, POST and HEAD, without a token, once the ping is in the PINGS stream', async () => {
@@ -41,7 +48,10 @@ describe('ping endpoints of the control plane', () => {
       assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8');
     }
     const pings = await pingsOf(hb.id);
-    assert.deepEqual(pings.map((p) => p.method), ['GET', 'POST', 'HEAD']);
+    assert.deepEqual(
+      pings.map((p) => p.method),
+      ['GET', 'POST', 'HEAD'],
+    );
     for (const p of pings) {
       assert.equal(p.heartbeat_id, hb.id);
       assert.equal(p.kind, 'success');
@@ -88,7 +98,10 @@ describe('ping endpoints of the control plane', () => {
 
   it('answers 404 to an unknown id, a malformed id and a deleted heartbeat', async () => {
     const hb = await heartbeat();
-    assert.deepEqual((({ status, text }) => ({ status, text }))(await call(`/heartbeat/${randomUUID()}`)), { status: 404, text: 'Not found' });
+    assert.deepEqual((({ status, text }) => ({ status, text }))(await call(`/heartbeat/${randomUUID()}`)), {
+      status: 404,
+      text: 'Not found',
+    });
     assert.equal((await call('/heartbeat/not-a-uuid')).status, 404);
     assert.equal((await call(`/heartbeat/${randomUUID()}/fail`, { method: 'POST' })).status, 404);
     assert.equal((await api('DELETE', `/heartbeats/${hb.id}`)).status, 204);
@@ -104,7 +117,10 @@ describe('ping endpoints of the control plane', () => {
     assert.equal((await api('DELETE', `/heartbeats/${gone}`)).status, 204);
     const ids = [...known, ...unknown, gone, ...known];
     const statuses = await Promise.all(ids.map(async (id) => (await call(`/heartbeat/${id}`)).status));
-    assert.deepEqual(statuses, ids.map((id) => (known.includes(id) ? 200 : 404)));
+    assert.deepEqual(
+      statuses,
+      ids.map((id) => (known.includes(id) ? 200 : 404)),
+    );
     for (const id of known) assert.equal((await pingsOf(id)).length, 2, 'both pings of a heartbeat stored');
     for (const id of [...unknown, gone]) assert.deepEqual(await pingsOf(id), []);
   });
@@ -119,7 +135,7 @@ describe('ping endpoints of the control plane', () => {
     const [looping, other] = [await heartbeat(), await heartbeat()];
     const statuses = [];
     for (let i = 0; i < 130; i++) statuses.push((await call(`/heartbeat/${looping.id}`)).status);
-    assert.deepEqual(statuses.slice(0, 120), Array(120).fill(200), 'a burst up to a minute\'s worth');
+    assert.deepEqual(statuses.slice(0, 120), Array(120).fill(200), "a burst up to a minute's worth");
     // The bucket refills at 2 a second while the loop runs: a few more get through, no more.
     assert.ok(statuses.slice(120).filter((s) => s === 429).length >= 5, `then 429: ${statuses.slice(120)}`);
     const refused = await call(`/heartbeat/${looping.id}/fail`);
@@ -142,9 +158,17 @@ describe('ping endpoints of the control plane', () => {
     const log = 'x'.repeat(PING_BODY_LIMIT - 2) + 'é' + 'y'.repeat(2_000);
     const big = await call(`/heartbeat/${hb.id}/1`, { method: 'POST', body: log, headers: { 'content-type': 'text/plain' } });
     assert.equal(big.status, 200);
-    const json = await call(`/heartbeat/${hb.id}/fail`, { method: 'POST', body: '{"not json', headers: { 'content-type': 'application/json' } });
+    const json = await call(`/heartbeat/${hb.id}/fail`, {
+      method: 'POST',
+      body: '{"not json',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(json.status, 200, 'a body is never parsed');
-    const form = await call(`/heartbeat/${hb.id}`, { method: 'POST', body: 'rows=12&took=3s', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await call(`/heartbeat/${hb.id}`, {
+      method: 'POST',
+      body: 'rows=12&took=3s',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(form.status, 200);
     const bare = await call(`/heartbeat/${hb.id}`, { method: 'POST', body: new Blob(['no type']) });
     assert.equal(bare.status, 200);
@@ -179,7 +203,17 @@ describe('ping endpoints of the control plane', () => {
       const [newest, oldest] = log.data;
       assert.deepEqual(
         { ...newest, received_at: undefined },
-        { kind: 'fail', exit_code: 2, received_at: undefined, region: null, source: '127.0.0.1', method: 'POST', user_agent: 'node', body: 'exit 2: disk full', body_size: 17 },
+        {
+          kind: 'fail',
+          exit_code: 2,
+          received_at: undefined,
+          region: null,
+          source: '127.0.0.1',
+          method: 'POST',
+          user_agent: 'node',
+          body: 'exit 2: disk full',
+          body_size: 17,
+        },
       );
       assert.match(newest.received_at, timestampFormat);
       assert.deepEqual([oldest.kind, oldest.method, oldest.user_agent, oldest.body], ['start', 'GET', 'cron-wrapper/1', '']);

@@ -29,7 +29,10 @@ describe('batched heartbeat lookups', () => {
     await store.asked(1);
     store.calls[0]!.answer();
     assert.deepEqual(await answers, [true, false, true]);
-    assert.deepEqual(store.calls.map((c) => c.ids), [['a', 'b', 'c']]);
+    assert.deepEqual(
+      store.calls.map((c) => c.ids),
+      [['a', 'b', 'c']],
+    );
   });
 
   it('asks once for an id that several callers want', async () => {
@@ -49,7 +52,10 @@ describe('batched heartbeat lookups', () => {
     await store.asked(3);
     store.calls.forEach((c) => c.answer());
     assert.deepEqual(await answers, [true, false, false, false, true]);
-    assert.deepEqual(store.calls.map((c) => c.ids), [['a', 'b'], ['c', 'd'], ['e']]);
+    assert.deepEqual(
+      store.calls.map((c) => c.ids),
+      [['a', 'b'], ['c', 'd'], ['e']],
+    );
   });
 
   it('keeps ids asked while every lookup slot is busy for one lookup when a slot frees', async () => {
@@ -65,7 +71,10 @@ describe('batched heartbeat lookups', () => {
     await store.asked(2);
     store.calls[1]!.answer();
     assert.deepEqual(await later, [true, true, false]);
-    assert.deepEqual(store.calls.map((c) => c.ids), [['a'], ['b', 'c', 'z']]);
+    assert.deepEqual(
+      store.calls.map((c) => c.ids),
+      [['a'], ['b', 'c', 'z']],
+    );
   });
 
   it('fails every caller of a lookup that fails, and serves the next callers', async () => {
@@ -74,7 +83,10 @@ describe('batched heartbeat lookups', () => {
     const failing = Promise.allSettled([isKnown('a'), isKnown('b')]);
     await store.asked(1);
     store.calls[0]!.fail(new Error('connection refused'));
-    assert.deepEqual((await failing).map((r) => r.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      (await failing).map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
     const next = isKnown('a');
     await store.asked(2);
     store.calls[1]!.answer();

@@ -24,16 +24,25 @@ describe('the ping publisher', () => {
     assert.ok(answers.every((a) => a === true));
     const stored = await readStream(nats.nc, stream(), subject('many.*'));
     assert.deepEqual(stored.map((m) => m.msgId).sort(), [...ids].sort());
-    assert.ok(stored.every((m) => m.data.id === m.msgId), 'each message under its own msg id');
+    assert.ok(
+      stored.every((m) => m.data.id === m.msgId),
+      'each message under its own msg id',
+    );
     await publisher.close();
   });
 
   it('stores a message once when it is published again under the same id', async () => {
     const publisher = createAckPublisher(nats.nc);
     const id = randomUUID();
-    assert.deepEqual(await Promise.all([publisher.publish(subject('again'), '"first"', id), publisher.publish(subject('again'), '"second"', id)]), [true, true]);
+    assert.deepEqual(
+      await Promise.all([publisher.publish(subject('again'), '"first"', id), publisher.publish(subject('again'), '"second"', id)]),
+      [true, true],
+    );
     assert.equal(await publisher.publish(subject('again'), '"third"', id), true);
-    assert.deepEqual((await readStream(nats.nc, stream(), subject('again'))).map((m) => m.data), ['first']);
+    assert.deepEqual(
+      (await readStream(nats.nc, stream(), subject('again'))).map((m) => m.data),
+      ['first'],
+    );
     await publisher.close();
   });
 
@@ -47,7 +56,10 @@ describe('the ping publisher', () => {
     await nats.nc.flush();
     await (await jetstreamManager(nats.nc)).streams.add({ name: late, subjects: [`${nats.namespace}.late.>`] });
     assert.equal(await answer, true);
-    assert.deepEqual((await readStream(nats.nc, late)).map((m) => [m.data, m.msgId]), [['waited', id]]);
+    assert.deepEqual(
+      (await readStream(nats.nc, late)).map((m) => [m.data, m.msgId]),
+      [['waited', id]],
+    );
     await publisher.close();
   });
 
@@ -67,6 +79,9 @@ describe('the ping publisher', () => {
     assert.equal(await taken, true);
     await closed;
     assert.equal(publisher.pending(), 0);
-    assert.deepEqual((await readStream(nats.nc, stream(), subject('closing'))).map((m) => m.msgId), [id]);
+    assert.deepEqual(
+      (await readStream(nats.nc, stream(), subject('closing'))).map((m) => m.msgId),
+      [id],
+    );
   });
 });

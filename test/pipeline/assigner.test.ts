@@ -17,7 +17,11 @@ async function recordChanges(kv: KV) {
   void (async () => {
     for await (const e of iter) {
       seen.push(e);
-      for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
+      for (const w of [...waiters]) {
+        if (!w.pred(e)) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(e);
+      }
     }
   })();
   return {
@@ -36,7 +40,10 @@ async function recordChanges(kv: KV) {
 
 async function announce(kv: KV, region: string, agentId: string) {
   const now = new Date().toISOString();
-  await kv.put(`${region}.${agentId}`, JSON.stringify({ agent_id: agentId, region, version: 't', hostname: 'h', started_at: now, seen_at: now }));
+  await kv.put(
+    `${region}.${agentId}`,
+    JSON.stringify({ agent_id: agentId, region, version: 't', hostname: 'h', started_at: now, seen_at: now }),
+  );
 }
 
 describe('assigner', () => {
@@ -55,14 +62,27 @@ describe('assigner', () => {
     await announce(agents, 'us-east', 'b1');
     // Until the assigner has seen both regions, a monitor would go to the ones it knows.
     const warm = (await api('POST', '/monitors', { name: 'w', url: 'https://w.example', project_id: ada.project_id })).body.data;
-    await eventually(async () => (await assignments.get(`us-east.${warm.id}`))?.operation === 'PUT' && (await assignments.get(`eu-west.${warm.id}`))?.operation === 'PUT', 'regions known');
+    await eventually(
+      async () =>
+        (await assignments.get(`us-east.${warm.id}`))?.operation === 'PUT' &&
+        (await assignments.get(`eu-west.${warm.id}`))?.operation === 'PUT',
+      'regions known',
+    );
   });
   after(() => cp.stop());
 
   it('assigns a new monitor to every live region, with what an agent needs', async () => {
     const changes = await recordChanges(assignments);
     try {
-      const m = (await api('POST', '/monitors', { name: 'x', url: 'https://x.example', project_id: ada.project_id, basic_auth_username: 'u', basic_auth_password: 'pw-1' })).body.data;
+      const m = (
+        await api('POST', '/monitors', {
+          name: 'x',
+          url: 'https://x.example',
+          project_id: ada.project_id,
+          basic_auth_username: 'u',
+          basic_auth_password: 'pw-1',
+        })
+      ).body.data;
       const eu = await changes.next((e) => e.key === `eu-west.${m.id}` && e.operation === 'PUT');
       await changes.next((e) => e.key === `us-east.${m.id}` && e.operation === 'PUT');
       const a = Assignment.parse(eu.json());
@@ -77,12 +97,15 @@ describe('assigner', () => {
   });
 
   it('reflects an update, a pause, a resume and a delete', async () => {
-    const m = (await api('POST', '/monitors', { name: 'y', url: 'https://y.example', project_id: ada.project_id, regions: ['eu-west'] })).body.data;
+    const m = (await api('POST', '/monitors', { name: 'y', url: 'https://y.example', project_id: ada.project_id, regions: ['eu-west'] }))
+      .body.data;
     const changes = await recordChanges(assignments);
     try {
       await changes.next((e) => e.key === `eu-west.${m.id}` && e.operation === 'PUT');
       await api('PUT', `/monitors/${m.id}`, { url: 'https://y2.example', interval: 30 });
-      const updated = await changes.next((e) => e.key === `eu-west.${m.id}` && e.operation === 'PUT' && (e.json() as Assignment).interval === 30);
+      const updated = await changes.next(
+        (e) => e.key === `eu-west.${m.id}` && e.operation === 'PUT' && (e.json() as Assignment).interval === 30,
+      );
       assert.equal((updated.json() as Assignment).url, 'https://y2.example');
       await api('PUT', `/monitors/${m.id}`, { active: false });
       await changes.next((e) => e.key === `eu-west.${m.id}` && e.operation !== 'PUT');
@@ -91,7 +114,11 @@ describe('assigner', () => {
       const n = changes.seen.length;
       await api('DELETE', `/monitors/${m.id}`);
       await changes.next((e) => e.key === `eu-west.${m.id}` && e.operation !== 'PUT' && changes.seen.indexOf(e) >= n);
-      assert.equal(changes.seen.some((e) => e.key === `us-east.${m.id}`), false, 'only its own regions');
+      assert.equal(
+        changes.seen.some((e) => e.key === `us-east.${m.id}`),
+        false,
+        'only its own regions',
+      );
     } finally {
       changes.stop();
     }
@@ -102,6 +129,9 @@ describe('assigner', () => {
     await assignments.put('eu-west.00000000-0000-4000-8000-000000000000', JSON.stringify({ stale: true }));
     await announce(agents, 'ap-south', 'c1');
     await eventually(async () => (await assignments.get(`ap-south.${m.id}`))?.operation === 'PUT', 'assignment in the new region');
-    await eventually(async () => (await assignments.get('eu-west.00000000-0000-4000-8000-000000000000'))?.operation !== 'PUT', 'orphan removed');
+    await eventually(
+      async () => (await assignments.get('eu-west.00000000-0000-4000-8000-000000000000'))?.operation !== 'PUT',
+      'orphan removed',
+    );
   });
 });

@@ -21,7 +21,16 @@ describe('monitor pipeline end to end', () => {
   let target: Target;
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api', 'assign', 'ingest', 'deadline'] });
-    agent = await startAgent({ config: cp.config, nc: cp.nats.nc, log: quietLog, region: 'local', port: 0, pingPort: 0, timeScale: 0.2, checkKey: cp.cp.keys.checkCredentials });
+    agent = await startAgent({
+      config: cp.config,
+      nc: cp.nats.nc,
+      log: quietLog,
+      region: 'local',
+      port: 0,
+      pingPort: 0,
+      timeScale: 0.2,
+      checkKey: cp.cp.keys.checkCredentials,
+    });
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
     target = await startTarget({ status: 200, body: 'ok' });
@@ -35,7 +44,17 @@ describe('monitor pipeline end to end', () => {
   const monitor = async (id: string) => (await api('GET', `/monitors/${id}`)).body.data;
 
   it('follows a target from up to down and back, with one incident and one event per transition', async () => {
-    const m = (await api('POST', '/monitors', { name: 'Local', url: `${target.url}/health`, project_id: ada.project_id, interval: 5, timeout: 2, basic_auth_username: 'probe', basic_auth_password: 's3cret' })).body.data;
+    const m = (
+      await api('POST', '/monitors', {
+        name: 'Local',
+        url: `${target.url}/health`,
+        project_id: ada.project_id,
+        interval: 5,
+        timeout: 2,
+        basic_auth_username: 'probe',
+        basic_auth_password: 's3cret',
+      })
+    ).body.data;
     await eventually(async () => (await monitor(m.id)).status === 1, 'monitor up', 20_000);
     const seen = await target.waitForRequests(1);
     assert.equal(seen[0]!.headers.authorization, `Basic ${Buffer.from('probe:s3cret').toString('base64')}`);
@@ -56,7 +75,10 @@ describe('monitor pipeline end to end', () => {
     assert.notEqual(incidents[0].ended_at, null);
 
     const events = (await readStream(cp.nats.nc, cp.nats.names.streams.events)).filter((e) => e.data.subject.id === m.id);
-    assert.deepEqual(events.map((e) => e.data.kind), ['monitor.down', 'monitor.up']);
+    assert.deepEqual(
+      events.map((e) => e.data.kind),
+      ['monitor.down', 'monitor.up'],
+    );
 
     const results = (await api('GET', `/monitors/${m.id}/results?per_page=100`)).body.data;
     const failed = results.find((r: { ok: boolean }) => !r.ok);
@@ -89,14 +111,18 @@ describe('monitor pipeline end to end', () => {
     assert.equal(await res.text(), 'OK');
     await eventually(async () => (await api('GET', `/heartbeats/${hb.id}`)).body.data.status === 'up', 'heartbeat up');
     const pings = (await api('GET', `/heartbeats/${hb.id}/pings`)).body.data;
-    assert.ok(pings.some((p: { region: string | null }) => p.region === 'local'), 'the ping log names the region');
+    assert.ok(
+      pings.some((p: { region: string | null }) => p.region === 'local'),
+      'the ping log names the region',
+    );
     assert.equal((await fetch(`${agent.pingUrl}/heartbeat/00000000-0000-4000-8000-000000000000`)).status, 404);
   });
 
   it('stops checking a paused monitor', async () => {
     const quiet = await startTarget();
     try {
-      const m = (await api('POST', '/monitors', { name: 'Pausable', url: quiet.url, project_id: ada.project_id, interval: 5, timeout: 2 })).body.data;
+      const m = (await api('POST', '/monitors', { name: 'Pausable', url: quiet.url, project_id: ada.project_id, interval: 5, timeout: 2 }))
+        .body.data;
       await quiet.waitForRequests(1, 20_000);
       await api('PUT', `/monitors/${m.id}`, { active: false });
       await eventually(async () => agent.stats().assigned === 1, 'unassigned from the agent');

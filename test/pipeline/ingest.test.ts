@@ -67,7 +67,10 @@ describe('result ingest', () => {
       const e = await events(m.id);
       return e.length >= 2 && e;
     }, 'events');
-    assert.deepEqual(published.map((e) => e.data.kind), ['monitor.down', 'monitor.up']);
+    assert.deepEqual(
+      published.map((e) => e.data.kind),
+      ['monitor.down', 'monitor.up'],
+    );
     assert.equal(published[0]!.subject, cp.nats.names.subjects.event(ada.project_id, 'monitor.down'));
     assert.equal(published[0]!.msgId, published[0]!.data.id);
     assert.equal(published[1]!.data.data.duration_seconds, 120);
@@ -95,7 +98,9 @@ describe('result ingest', () => {
   });
 
   it('needs a quorum of regions: one of three failing is no incident, two of three is', async () => {
-    const m = (await api('POST', '/monitors', { name: 'Global', url: 'https://g.example', project_id: ada.project_id, regions: ['eu', 'us', 'ap'] })).body.data;
+    const m = (
+      await api('POST', '/monitors', { name: 'Global', url: 'https://g.example', project_id: ada.project_id, regions: ['eu', 'us', 'ap'] })
+    ).body.data;
     const t = new Date();
     await publish(result(m.id, 'eu', t, false));
     await publish(result(m.id, 'us', t, true));

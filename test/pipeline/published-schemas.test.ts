@@ -65,7 +65,16 @@ describe('published stream schemas, as a validating consumer uses them', () => {
     results = collect(cp.nats.names.subjects.results);
     events = collect(cp.nats.names.subjects.events);
     await cp.nats.nc.flush();
-    agent = await startAgent({ config: cp.config, nc: cp.nats.nc, log: quietLog, region: 'local', port: 0, pingPort: 0, timeScale: 0.2, checkKey: cp.cp.keys.checkCredentials });
+    agent = await startAgent({
+      config: cp.config,
+      nc: cp.nats.nc,
+      log: quietLog,
+      region: 'local',
+      port: 0,
+      pingPort: 0,
+      timeScale: 0.2,
+      checkKey: cp.cp.keys.checkCredentials,
+    });
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
     target = await startTarget({ status: 200, body: 'ok' });
@@ -79,19 +88,28 @@ describe('published stream schemas, as a validating consumer uses them', () => {
   });
 
   it('accepts every result and event the product publishes for a monitor going down and up', async () => {
-    const m = (await api('POST', '/monitors', { name: 'Consumed', url: `${target.url}/health`, project_id: ada.project_id, interval: 5, timeout: 2 })).body.data;
+    const m = (
+      await api('POST', '/monitors', { name: 'Consumed', url: `${target.url}/health`, project_id: ada.project_id, interval: 5, timeout: 2 })
+    ).body.data;
     const monitor = async () => (await api('GET', `/monitors/${m.id}`)).body.data;
     await eventually(async () => (await monitor()).status === 1, 'monitor up', 20_000);
     target.respond({ status: 503, body: 'maintenance' });
     await eventually(async () => (await monitor()).status === 2, 'monitor down', 20_000);
     target.respond({ status: 200, body: 'ok' });
-    await eventually(async () => events.messages.some((e) => e.subject.id === m.id && e.kind === 'monitor.up'), 'monitor.up on EVENTS', 20_000);
+    await eventually(
+      async () => events.messages.some((e) => e.subject.id === m.id && e.kind === 'monitor.up'),
+      'monitor.up on EVENTS',
+      20_000,
+    );
 
     const mine = results.messages.filter((r) => r.monitor_id === m.id);
     assert.ok(mine.some((r) => r.ok) && mine.some((r) => !r.ok), 'both passing and failing results were published');
     for (const r of mine) assertValid(validateResult, r, 'a published result');
     const transitions = events.messages.filter((e) => e.subject.id === m.id);
-    assert.deepEqual(transitions.map((e) => e.kind), ['monitor.down', 'monitor.up']);
+    assert.deepEqual(
+      transitions.map((e) => e.kind),
+      ['monitor.down', 'monitor.up'],
+    );
     for (const e of transitions) assertValid(validateEvent, e, 'a published event');
   });
 
@@ -100,7 +118,12 @@ describe('published stream schemas, as a validating consumer uses them', () => {
     const event = events.messages[0];
     assert.ok(result && event, 'the previous test captured real messages');
 
-    const laterResult = { ...result, body_excerpt: 'maintenance', timings: { ...result.timings, queued: 0.4 }, error: { ...result.error, detail: 'x' } };
+    const laterResult = {
+      ...result,
+      body_excerpt: 'maintenance',
+      timings: { ...result.timings, queued: 0.4 },
+      error: { ...result.error, detail: 'x' },
+    };
     assertValid(validateResult, laterResult, 'a result with added fields');
     assert.equal(CheckResult.parse(laterResult).monitor_id, result.monitor_id);
 

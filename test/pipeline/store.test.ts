@@ -47,7 +47,8 @@ describe('storing result batches', () => {
     votes: await db.sql`select * from monitor_regions where monitor_id = any(${ids}::uuid[]) order by monitor_id, region`,
     monitors: await db.sql`select id, status from monitors where id = any(${ids}::uuid[]) order by id`,
     incidents: await db.sql`select * from incidents where monitor_id = any(${ids}::uuid[]) order by monitor_id, started_at`,
-    events: await db.sql`select kind, payload from outbox_events where payload->'subject'->>'id' = any(${ids}::text[]) order by created_at, kind`,
+    events:
+      await db.sql`select kind, payload from outbox_events where payload->'subject'->>'id' = any(${ids}::text[]) order by created_at, kind`,
   });
 
   it('stores each column as sent, and a redelivered batch changes nothing', async () => {
@@ -63,7 +64,10 @@ describe('storing result batches', () => {
     const now = at(2);
     const events = await storeResults(db.sql, batch, now);
     // a: its one region failed last; b: 1 of 2 regions failing after us recovered, no quorum.
-    assert.deepEqual(events.map((e) => [e.kind, e.subject.id]), [['monitor.down', a]]);
+    assert.deepEqual(
+      events.map((e) => [e.kind, e.subject.id]),
+      [['monitor.down', a]],
+    );
     const first = await snapshot([a, b]);
     assert.equal(first.results.length, 5);
     const failed = first.results.find((r) => r.monitor_id === a && !r.ok)!;
@@ -74,7 +78,11 @@ describe('storing result batches', () => {
     const empty = first.results.find((r) => r.monitor_id === b && r.region === 'us' && r.ok)!;
     assert.equal(empty.status_code, null);
     assert.equal(empty.error_message, '');
-    assert.deepEqual(first.rollups.map((r) => `${r.monitor_id === a ? 'a' : 'b'} ${r.region} ${r.checks} ${r.failures}`).sort(), ['a eu 2 1', 'b eu 1 1', 'b us 2 1']);
+    assert.deepEqual(first.rollups.map((r) => `${r.monitor_id === a ? 'a' : 'b'} ${r.region} ${r.checks} ${r.failures}`).sort(), [
+      'a eu 2 1',
+      'b eu 1 1',
+      'b us 2 1',
+    ]);
 
     assert.deepEqual(await storeResults(db.sql, batch, now), []);
     assert.deepEqual(await snapshot([a, b]), first);
@@ -119,8 +127,17 @@ describe('storing result batches', () => {
       const m = await monitor(['eu', 'us']);
       await storeResults(db.sql, [result(m, 'eu', 0, true), result(m, 'us', 0, true)], at(1));
       // Either alone is 1 of 2 failing (no quorum); together they are 2 of 2.
-      const events = (await Promise.all([storeResults(db.sql, [result(m, 'eu', 1, false)], at(2)), storeResults(db.sql, [result(m, 'us', 1, false)], at(2))])).flat();
-      assert.deepEqual(events.map((e) => e.kind), ['monitor.down'], `round ${round}`);
+      const events = (
+        await Promise.all([
+          storeResults(db.sql, [result(m, 'eu', 1, false)], at(2)),
+          storeResults(db.sql, [result(m, 'us', 1, false)], at(2)),
+        ])
+      ).flat();
+      assert.deepEqual(
+        events.map((e) => e.kind),
+        ['monitor.down'],
+        `round ${round}`,
+      );
       const s = await snapshot([m]);
       assert.equal(s.incidents.length, 1);
       assert.deepEqual(s.incidents[0]!.regions, ['eu', 'us']);

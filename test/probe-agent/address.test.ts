@@ -1,6 +1,6 @@
-import { describe, it } from 'node:test'
-import assert from 'node:assert/strict'
-import { isBlockedAddress } from '../../shared/src/net/address.ts'
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { isBlockedAddress } from '../../shared/src/net/address.ts';
 
 const blocked: Array<[string, string]> = [
   ['127.0.0.1', 'loopback'],
@@ -45,7 +45,7 @@ const blocked: Array<[string, string]> = [
   ['not-an-ip', 'unparseable fails closed'],
   ['', 'empty fails closed'],
   ['256.1.1.1', 'invalid octet fails closed'],
-]
+];
 
 const allowed: Array<[string, string]> = [
   ['8.8.8.8', 'public IPv4'],
@@ -63,13 +63,13 @@ const allowed: Array<[string, string]> = [
   ['::ffff:8.8.8.8', 'IPv4-mapped public'],
   ['64:ff9b::808:808', 'NAT64 of public'],
   ['2002:808:808::1', '6to4 of public'],
-]
+];
 
 describe('isBlockedAddress', () => {
   for (const [ip, why] of blocked) {
-    it(`blocks ${ip || '(empty)'} (${why})`, () => assert.equal(isBlockedAddress(ip), true))
+    it(`blocks ${ip || '(empty)'} (${why})`, () => assert.equal(isBlockedAddress(ip), true));
   }
   for (const [ip, why] of allowed) {
-    it(`allows ${ip} (${why})`, () => assert.equal(isBlockedAddress(ip), false))
+    it(`allows ${ip} (${why})`, () => assert.equal(isBlockedAddress(ip), false));
   }
-})
+});

@@ -84,7 +84,8 @@ describe('the deadline role away under steady pings', () => {
     };
   }
 
-  const statusOf = async (s: Suite, id: string) => ((await s.dep.db<{ status: string }[]>`select status from heartbeats where id = ${id}`)[0])?.status;
+  const statusOf = async (s: Suite, id: string) =>
+    (await s.dep.db<{ status: string }[]>`select status from heartbeats where id = ${id}`)[0]?.status;
   const until = async (what: string, ok: () => Promise<boolean>, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     while (!(await ok().catch(() => false))) {
@@ -106,11 +107,15 @@ describe('the deadline role away under steady pings', () => {
     const silent: string[] = [];
     for (let i = 0; i < cycles; i++) silent.push(await create(`goes quiet ${i + 1}`));
     pinger = steadyPings(s, [...steady, ...silent]);
-    await until('every heartbeat up', async () => {
-      const [r] = await s.dep.db<{ n: number }[]>`
+    await until(
+      'every heartbeat up',
+      async () => {
+        const [r] = await s.dep.db<{ n: number }[]>`
         select count(*)::int as n from heartbeats where id = any(${s.dep.db.array([...steady, ...silent])}::uuid[]) and status = 'up'`;
-      return r!.n === steady.length + silent.length;
-    }, 60_000);
+        return r!.n === steady.length + silent.length;
+      },
+      60_000,
+    );
 
     const misses: { silentFor: number; raisedAfterRestart: number; occurredAt: number; lastAcked: number }[] = [];
     let quiet: { id: string; lastAcked: number; backAt: number } | undefined;
@@ -185,7 +190,9 @@ describe('the deadline role away under steady pings', () => {
       for (const m of misses.splice(0)) {
         // The ping's instant is the stream's, between its request and its acknowledgement.
         if (m.occurredAt < m.lastAcked + 120_000 - 5_000 || m.occurredAt > m.lastAcked + 120_000 + 1_000) {
-          failures.push(`a miss dated ${new Date(m.occurredAt).toISOString()} for a last ping acknowledged at ${new Date(m.lastAcked).toISOString()}`);
+          failures.push(
+            `a miss dated ${new Date(m.occurredAt).toISOString()} for a last ping acknowledged at ${new Date(m.lastAcked).toISOString()}`,
+          );
         }
         if (m.raisedAfterRestart < 0) failures.push('a miss raised before the deadline role was back');
       }

@@ -322,7 +322,13 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         details: [],
       };
       for (const n of confirmedPings.values()) if (n > 1) t.duplicated.pings++;
-      if (emptySeqs.size > 0) t.details.push(`EVENTS sequences without a message: ${[...emptySeqs].sort((a, b) => a - b).slice(0, 20).join(', ')}`);
+      if (emptySeqs.size > 0)
+        t.details.push(
+          `EVENTS sequences without a message: ${[...emptySeqs]
+            .sort((a, b) => a - b)
+            .slice(0, 20)
+            .join(', ')}`,
+        );
 
       // Alerts owed: kind changes in each heartbeat's acknowledged sequence (new -> up is silent).
       const owed = new Map<string, number>();
@@ -376,7 +382,8 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
 
       // Each acknowledged trigger call fired once.
       const firedBy = new Map<string, number>();
-      for (const e of events.values()) if (e.kind === 'trigger.fired' && e.message) firedBy.set(e.message, (firedBy.get(e.message) ?? 0) + 1);
+      for (const e of events.values())
+        if (e.kind === 'trigger.fired' && e.message) firedBy.set(e.message, (firedBy.get(e.message) ?? 0) + 1);
       for (const a of triggers) {
         const n = firedBy.get(body(a.token)) ?? 0;
         if (n === 0) t.lost.triggers++;
@@ -402,7 +409,9 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         // last_ping_at is the stream's timestamp of the ping, taken after the edge received it.
         const applied = r.last_ping_at !== null && at !== undefined && r.last_ping_at.getTime() >= at - 50;
         if (r.status !== want || r.last_ping_kind !== a.kind || !applied) {
-          out.push(`heartbeat ${r.id}: ${r.status}/${r.last_ping_kind} at ${r.last_ping_at?.toISOString()}, last acknowledged ping ${a.kind} received ${at === undefined ? 'never logged' : new Date(at).toISOString()}`);
+          out.push(
+            `heartbeat ${r.id}: ${r.status}/${r.last_ping_kind} at ${r.last_ping_at?.toISOString()}, last acknowledged ping ${a.kind} received ${at === undefined ? 'never logged' : new Date(at).toISOString()}`,
+          );
         }
       }
       return out;

@@ -106,7 +106,11 @@ async function startProc(name: string, args: string[], env: Record<string, strin
   };
   child.stdout!.on('data', onOutput);
   child.stderr!.on('data', onOutput);
-  const matching = (pattern: RegExp, from: number) => output().slice(from).split('\n').filter((l) => pattern.test(l));
+  const matching = (pattern: RegExp, from: number) =>
+    output()
+      .slice(from)
+      .split('\n')
+      .filter((l) => pattern.test(l));
   return {
     name,
     pid: child.pid!,
@@ -114,7 +118,10 @@ async function startProc(name: string, args: string[], env: Record<string, strin
     logLines: matching,
     waitLog(pattern, from, what, timeoutMs) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${name}: timed out after ${timeoutMs} ms waiting for ${what}\n${output().slice(-3000)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`${name}: timed out after ${timeoutMs} ms waiting for ${what}\n${output().slice(-3000)}`)),
+          timeoutMs,
+        );
         const test = () => {
           if (matching(pattern, from).length > 0) {
             clearTimeout(timer);
@@ -181,7 +188,12 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
     account = await createAccount(plane.db.sql);
     api = apiClient(plane.url, account.token);
     sink = await startWebhookSink();
-    const hook = await api('POST', '/integrations', { project_id: account.project_id, name: 'receiver', type: 'webhook', config: { url: `${sink.url}/hook` } });
+    const hook = await api('POST', '/integrations', {
+      project_id: account.project_id,
+      name: 'receiver',
+      type: 'webhook',
+      config: { url: `${sink.url}/hook` },
+    });
     assert.equal(hook.status, 201, JSON.stringify(hook.body));
     // Every publish on EVENTS as it goes by: a republished event (same id) is seen here too.
     events = arrivalList<SeenEvent>();
@@ -268,15 +280,26 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
         monitorIds.push(res.body.data.id);
       }
       const mine = new Set(monitorIds);
-      for (const a of agents) assert.ok(monitorIds.some((m) => owner(m) === a.id), `${a.name} owns a monitor`);
+      for (const a of agents)
+        assert.ok(
+          monitorIds.some((m) => owner(m) === a.id),
+          `${a.name} owns a monitor`,
+        );
       const checkedByOwners = (since: number, times: number) => (all: typeof rec.arrivals) =>
-        monitorIds.every((m) => all.filter((x) => x.at >= since && x.result.monitor_id === m && x.result.agent_id === owner(m)).length >= times);
+        monitorIds.every(
+          (m) => all.filter((x) => x.at >= since && x.result.monitor_id === m && x.result.agent_id === owner(m)).length >= times,
+        );
       await rec.until(checkedByOwners(0, 1), 'every monitor checked by its owner', 60_000);
-      await eventually(async () => {
-        const rows = await plane.db.sql<{ n: number }[]>`
+      await eventually(
+        async () => {
+          const rows = await plane.db.sql<{ n: number }[]>`
           select count(*)::int as n from monitors where id = any(${plane.db.sql.array(monitorIds)}::uuid[]) and status = 1`;
-        return rows[0]!.n === MONITORS;
-      }, 'every monitor up', 60_000, 200);
+          return rows[0]!.n === MONITORS;
+        },
+        'every monitor up',
+        60_000,
+        200,
+      );
 
       interface Cycle {
         pausedAt: number;
@@ -305,7 +328,9 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
           `${peer.name} checking the ${moved.length} monitors of the paused ${victim.name}`,
           90_000,
         );
-        const firstByPeer = moved.map((m) => rec.arrivals.find((x) => x.at >= pausedAt && x.result.monitor_id === m && x.result.agent_id === peer.id)!.at);
+        const firstByPeer = moved.map(
+          (m) => rec.arrivals.find((x) => x.at >= pausedAt && x.result.monitor_id === m && x.result.agent_id === peer.id)!.at,
+        );
         recoveries.push(Math.max(...firstByPeer) - pausedAt);
         await events.until(
           (all) => monitorIds.every((m) => all.some((e) => e.at >= pausedAt && e.event.subject.id === m && e.event.kind === kind)),
@@ -321,14 +346,25 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
         // checked by their owners of the two-agent split, twice each: the hand-over is behind us.
         await peer.waitLog(/agent joined the region/, resumeMark, 'the peer seeing the woken agent again', 60_000);
         await rec.until(checkedByOwners(resumedAt, 2), 'every monitor checked twice by its owner after the wake-up', 60_000);
-        cycles.push({ pausedAt, kind, victim: victim.id, moved, staleTakeovers: victim.logLines(/agent presence went stale: taking over/, victimMark).length });
+        cycles.push({
+          pausedAt,
+          kind,
+          victim: victim.id,
+          moved,
+          staleTakeovers: victim.logLines(/agent presence went stale: taking over/, victimMark).length,
+        });
         completed++;
       }
 
       // Stopping the agents flushes what they hold; then everything published reaches Postgres.
       for (const a of agents) await a.stop();
       const { nc, names } = plane.nats;
-      const stream = await eventually(() => allResults(nc, names.streams.results, `${names.namespace}.results.${REGION}.>`), 'reading RESULTS', 30_000, 200);
+      const stream = await eventually(
+        () => allResults(nc, names.streams.results, `${names.namespace}.results.${REGION}.>`),
+        'reading RESULTS',
+        30_000,
+        200,
+      );
       const streamKeys = stream.filter((r) => mine.has(r.monitor_id)).map(slotKey);
       const stored = await eventually(
         async () => {
@@ -355,7 +391,9 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
       // Alerts: in each cycle's window, exactly the expected change once per monitor.
       const alerts = new Map<string, SeenEvent>();
       for (const e of events.items) if (mine.has(e.event.subject.id) && e.event.kind.startsWith('monitor.')) alerts.set(e.event.id, e);
-      const onStream = (await readStream(nc, names.streams.events)).filter((e) => mine.has(e.data.subject?.id)).map((e) => e.data.id as string);
+      const onStream = (await readStream(nc, names.streams.events))
+        .filter((e) => mine.has(e.data.subject?.id))
+        .map((e) => e.data.id as string);
       let lost = 0;
       let duplicated = 0;
       const anomalies: string[] = [];
@@ -364,19 +402,30 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
         for (const m of monitorIds) {
           const inWindow = [...alerts.values()].filter((e) => e.event.subject.id === m && e.at >= cy.pausedAt && e.at < end);
           const expected = inWindow.filter((e) => e.event.kind === cy.kind).length;
-          if (expected === 0) (lost++, anomalies.push(`cycle ${i + 1}: no ${cy.kind} for ${m}`));
+          if (expected === 0) {
+            lost++;
+            anomalies.push(`cycle ${i + 1}: no ${cy.kind} for ${m}`);
+          }
           const extra = inWindow.length - Math.min(1, expected);
-          if (extra > 0) (duplicated += extra, anomalies.push(`cycle ${i + 1}: ${extra} extra event(s) for ${m}`));
+          if (extra > 0) {
+            duplicated += extra;
+            anomalies.push(`cycle ${i + 1}: ${extra} extra event(s) for ${m}`);
+          }
         }
       });
       const before = alerts.size;
       const firstPause = cycles[0]?.pausedAt ?? 0;
       const early = [...alerts.values()].filter((e) => e.at < firstPause).length;
-      if (early > 0) (duplicated += early, anomalies.push(`${early} monitor event(s) before the first pause`));
+      if (early > 0) {
+        duplicated += early;
+        anomalies.push(`${early} monitor event(s) before the first pause`);
+      }
       // Webhook deliveries: one per alert.
       const alertIds = [...alerts.keys()];
       await sink.waitForRequests(alertIds.length, 60_000).catch(() => {});
-      await eventually(async () => deliveriesOf(alertIds).missing.length === 0, 'a webhook delivery per alert', 60_000, 200).catch(() => {});
+      await eventually(async () => deliveriesOf(alertIds).missing.length === 0, 'a webhook delivery per alert', 60_000, 200).catch(
+        () => {},
+      );
       const d = deliveriesOf(alertIds);
       lost += d.missing.length;
       duplicated += d.doubled;
@@ -386,7 +435,8 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
       const downCycles = cycles.filter((cy) => cy.kind === 'monitor.down').length;
       const extraIncidents = Math.max(0, incidents!.n - downCycles * MONITORS);
       duplicated += extraIncidents;
-      const doubleStoredResults = stored.length - new Set(stored).size + (rollup!.n - stored.length) + (streamKeys.length - new Set(streamKeys).size);
+      const doubleStoredResults =
+        stored.length - new Set(stored).size + (rollup!.n - stored.length) + (streamKeys.length - new Set(streamKeys).size);
       duplicated += Math.max(0, doubleStoredResults);
 
       const staleTakeovers = cycles.reduce((n, cy) => n + cy.staleTakeovers, 0);
@@ -456,7 +506,11 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
           async () => {
             const holders = await leaseHolders(leases);
             const counts = deadlines.map((p) => [...holders.values()].filter((h) => pidOf(h) === p.pid).length);
-            return holders.size === partitions && counts.every((n) => n === partitions / 2) && new Map([...holders].map(([k, h]) => [k, pidOf(h)]));
+            return (
+              holders.size === partitions &&
+              counts.every((n) => n === partitions / 2) &&
+              new Map([...holders].map(([k, h]) => [k, pidOf(h)]))
+            );
           },
           'partitions shared evenly by the two deadline processes',
           60_000,
@@ -519,10 +573,15 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
           created.push(res.body.data.id);
         }
         // The holders armed them (they keep the projection's keys as they do).
-        await eventually(async () => {
-          for (const id of created) if ((await projection.get(id))?.operation !== 'PUT') return false;
-          return true;
-        }, 'new heartbeats watched by their holders', 30_000, 100);
+        await eventually(
+          async () => {
+            for (const id of created) if ((await projection.get(id))?.operation !== 'PUT') return false;
+            return true;
+          },
+          'new heartbeats watched by their holders',
+          30_000,
+          100,
+        );
 
         const victimMark = victim.mark();
         // Every other cycle freezes the process in the middle of a lease round.
@@ -541,7 +600,11 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
           pinged.every((id) => all.some((e) => e.at >= pausedAt && e.event.subject.id === id && e.event.kind === 'heartbeat.up'));
         await events.until(raised, `the misses and pings of the paused ${victim.name}'s partitions`, 60_000);
         const at = orphans.map(
-          (id) => events.items.find((e) => e.at >= pausedAt && e.event.subject.id === id && (e.event.kind === 'heartbeat.down' || e.event.kind === 'heartbeat.up'))?.at ?? pausedAt,
+          (id) =>
+            events.items.find(
+              (e) =>
+                e.at >= pausedAt && e.event.subject.id === id && (e.event.kind === 'heartbeat.down' || e.event.kind === 'heartbeat.up'),
+            )?.at ?? pausedAt,
         );
         recoveries.push(Math.max(...at) - pausedAt);
 
@@ -559,15 +622,22 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
       await split();
 
       const sql = plane.db.sql;
-      await eventually(async () => {
-        const [r] = await sql<{ n: number }[]>`select count(*)::int as n from outbox_events where published_at is null`;
-        return r!.n === 0;
-      }, 'every outbox event published', 30_000, 200);
+      await eventually(
+        async () => {
+          const [r] = await sql<{ n: number }[]>`select count(*)::int as n from outbox_events where published_at is null`;
+          return r!.n === 0;
+        },
+        'every outbox event published',
+        30_000,
+        200,
+      );
       const created = cycles.flatMap((cy) => cy.created);
       const pinged = cycles.flatMap((cy) => cy.pinged);
       const ours = new Set(created);
       const alertKinds = new Set(['heartbeat.down', 'heartbeat.up']);
-      const stream = (await readStream(nc, names.streams.events)).filter((e) => ours.has(e.data.subject?.id) && alertKinds.has(e.data.kind));
+      const stream = (await readStream(nc, names.streams.events)).filter(
+        (e) => ours.has(e.data.subject?.id) && alertKinds.has(e.data.kind),
+      );
       const written = await sql<{ id: string; subject: string; kind: string }[]>`
         select id::text, payload->'subject'->>'id' as subject, kind from outbox_events
         where payload->'subject'->>'id' = any(${sql.array(created)}) and kind in ('heartbeat.down', 'heartbeat.up')`;
@@ -580,13 +650,22 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
         const expected = { 'heartbeat.down': 1, 'heartbeat.up': pinged.includes(id) ? 1 : 0 };
         for (const [kind, n] of Object.entries(expected)) {
           const got = count(id, kind);
-          if (got < n) (lost += n - got, anomalies.push(`${id}: ${got} ${kind}, expected ${n}`));
-          if (got > n) (duplicated += got - n, anomalies.push(`${id}: ${got} ${kind}, expected ${n}`));
+          if (got < n) {
+            lost += n - got;
+            anomalies.push(`${id}: ${got} ${kind}, expected ${n}`);
+          }
+          if (got > n) {
+            duplicated += got - n;
+            anomalies.push(`${id}: ${got} ${kind}, expected ${n}`);
+          }
         }
       }
       const streamIds = stream.map((e) => e.data.id as string);
-      const republished = events.items.filter((e) => ours.has(e.event.subject.id) && alertKinds.has(e.event.kind)).length - new Set(streamIds).size;
-      await eventually(async () => deliveriesOf(streamIds).missing.length === 0, 'a webhook delivery per alert', 60_000, 200).catch(() => {});
+      const republished =
+        events.items.filter((e) => ours.has(e.event.subject.id) && alertKinds.has(e.event.kind)).length - new Set(streamIds).size;
+      await eventually(async () => deliveriesOf(streamIds).missing.length === 0, 'a webhook delivery per alert', 60_000, 200).catch(
+        () => {},
+      );
       const d = deliveriesOf(streamIds);
       lost += d.missing.length;
       duplicated += d.doubled;
@@ -606,8 +685,16 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
           `owed by paused partitions, ${stream.length} alerts on EVENTS, ${sink.requests.length} webhook deliveries in all; ` +
           `${Math.max(0, republished)} event ids published more than once (dropped by the EVENTS duplicate window). ` +
           `Woken processes dropped their partitions because: ${[...reasons].map(([w, n]) => `${w} (${n})`).join(', ')}; ` +
-          `they did so ${cycles.filter((cy) => !cy.midRound).map((cy) => cy.staleMs).join(', ')} ms after SIGCONT when frozen between lease rounds, ` +
-          `${cycles.filter((cy) => cy.midRound).map((cy) => cy.staleMs).join(', ') || '-'} ms when frozen in the middle of one ` +
+          `they did so ${cycles
+            .filter((cy) => !cy.midRound)
+            .map((cy) => cy.staleMs)
+            .join(', ')} ms after SIGCONT when frozen between lease rounds, ` +
+          `${
+            cycles
+              .filter((cy) => cy.midRound)
+              .map((cy) => cy.staleMs)
+              .join(', ') || '-'
+          } ms when frozen in the middle of one ` +
           `(their deadline heaps firing meanwhile for misses the other process had raised).` +
           (early > 0 ? ` In ${early} cycle(s) the misses came due before the pause.` : '') +
           (anomalies.length > 0 ? ` Anomalies: ${anomalies.slice(0, 5).join('; ')}` : ''),

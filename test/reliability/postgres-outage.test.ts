@@ -77,27 +77,31 @@ describe('Postgres outage', () => {
       }
     };
 
-    const { row, failures } = await runFault(s, {
-      name: `Postgres: stopped for ${Math.round(outageMs / 1000)} s`,
-      recoveryFrom: 'heal',
-      async inject() {
-        const stoppedAt = Date.now();
-        const ackedBefore = s.ledger.acked.length;
-        await db.stop();
-        while (Date.now() < stoppedAt + outageMs) {
-          await probeApi();
-          await new Promise((r) => setTimeout(r, Math.max(0, Math.min(1_000, stoppedAt + outageMs - Date.now()))));
-        }
-        const edges = new Set(agents.map((a) => `edge-${a.id}`));
-        acceptedByEdges.during += s.ledger.acked.slice(ackedBefore).filter((a) => edges.has(a.via)).length;
-        await db.start();
-        return { healedAt: Date.now() };
+    const { row, failures } = await runFault(
+      s,
+      {
+        name: `Postgres: stopped for ${Math.round(outageMs / 1000)} s`,
+        recoveryFrom: 'heal',
+        async inject() {
+          const stoppedAt = Date.now();
+          const ackedBefore = s.ledger.acked.length;
+          await db.stop();
+          while (Date.now() < stoppedAt + outageMs) {
+            await probeApi();
+            await new Promise((r) => setTimeout(r, Math.max(0, Math.min(1_000, stoppedAt + outageMs - Date.now()))));
+          }
+          const edges = new Set(agents.map((a) => `edge-${a.id}`));
+          acceptedByEdges.during += s.ledger.acked.slice(ackedBefore).filter((a) => edges.has(a.via)).length;
+          await db.start();
+          return { healedAt: Date.now() };
+        },
+        notes: () => {
+          const ms = p50max(probes.map((p) => p.ms));
+          return `${acceptedByEdges.during} pings accepted by the regional edges while Postgres was down; API answered ${probes.length} requests during the outage, ${ms.p50} ms median, ${ms.max} ms at most`;
+        },
       },
-      notes: () => {
-        const ms = p50max(probes.map((p) => p.ms));
-        return `${acceptedByEdges.during} pings accepted by the regional edges while Postgres was down; API answered ${probes.length} requests during the outage, ${ms.p50} ms median, ${ms.max} ms at most`;
-      },
-    }, Number(process.env.RELIABILITY_PG_CYCLES ?? process.env.RELIABILITY_CYCLES ?? 10));
+      Number(process.env.RELIABILITY_PG_CYCLES ?? process.env.RELIABILITY_CYCLES ?? 10),
+    );
     rows.push(row);
     writeResults(import.meta.url, rows);
 

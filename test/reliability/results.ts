@@ -22,7 +22,9 @@ export const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
 /** The stem of a test file (`pauses.test.ts` -> `pauses`), from its import.meta.url. */
 export function stemOf(testFileUrl: string): string {
-  return basename(fileURLToPath(testFileUrl)).replace(/\.test\.ts$/, '').replace(/\.ts$/, '');
+  return basename(fileURLToPath(testFileUrl))
+    .replace(/\.test\.ts$/, '')
+    .replace(/\.ts$/, '');
 }
 
 export function writeResults(testFileUrl: string, rows: ResultRow[]): string {

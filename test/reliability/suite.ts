@@ -1,7 +1,16 @@
 import { crashReport, startDeployment, type Deployment, type DeploymentOptions } from './deployment.ts';
 import { createObserver, type Observer, type Tally } from './observer.ts';
 import { p50max, type ResultRow } from './results.ts';
-import { createLedger, createTraffic, createWorkload, monitorStatus, type Ledger, type Traffic, type TrafficOptions, type Workload } from './traffic.ts';
+import {
+  createLedger,
+  createTraffic,
+  createWorkload,
+  monitorStatus,
+  type Ledger,
+  type Traffic,
+  type TrafficOptions,
+  type Workload,
+} from './traffic.ts';
 
 /** Cycles per fault: 10 by default; RELIABILITY_CYCLES shortens a local run. */
 export const cyclesPerFault = Number(process.env.RELIABILITY_CYCLES ?? 10);
@@ -146,7 +155,11 @@ export async function runFault(suite: Suite, fault: Fault, cycles = cyclesPerFau
     const d = diff(after.duplicated, before.duplicated);
     // An item an earlier cycle counted as lost that turned up since stays lost (it came after
     // the settle window); it is reported, not subtracted.
-    const late = Object.fromEntries(Object.entries(l).filter(([, v]) => v < 0).map(([k, v]) => [k, -v]));
+    const late = Object.fromEntries(
+      Object.entries(l)
+        .filter(([, v]) => v < 0)
+        .map(([k, v]) => [k, -v]),
+    );
     for (const k of Object.keys(late)) l[k] = 0;
     if (sum(late) !== 0) failures.push(`${label}: turned up after an earlier cycle counted them lost: ${nonZero(late)}`);
     lost += sum(l);
@@ -176,8 +189,12 @@ export async function runFault(suite: Suite, fault: Fault, cycles = cyclesPerFau
     `acknowledged: ${acked.pings} pings, ${acked.triggers} trigger calls, ${acked.checks} checks answered; ${acked.alerts} alerts owed`,
     `${refused} requests refused (retried)`,
     inFlight > 0 ? `${inFlight} checks in flight in the killed agent (never acknowledged, not counted as lost)` : '',
-    before.redeliveries > first.redeliveries ? `${before.redeliveries - first.redeliveries} notifications re-sent under the same Idempotency-Key` : '',
-    before.republishedEvents > first.republishedEvents ? `${before.republishedEvents - first.republishedEvents} events republished under the same id` : '',
+    before.redeliveries > first.redeliveries
+      ? `${before.redeliveries - first.redeliveries} notifications re-sent under the same Idempotency-Key`
+      : '',
+    before.republishedEvents > first.republishedEvents
+      ? `${before.republishedEvents - first.republishedEvents} events republished under the same id`
+      : '',
     extra ?? '',
     failures.length > 0 ? `${failures.length} failed checks` : '',
   ].filter(Boolean);

@@ -62,7 +62,8 @@ describe('deeply nested bodies on the public and API entry points', () => {
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api'] });
     ada = await createAccount(cp.db.sql);
-    triggerId = (await apiClient(cp.url, ada.token)('POST', '/triggers', { project_id: ada.project_id, name: 't', default_message: 'x' })).body.data.id;
+    triggerId = (await apiClient(cp.url, ada.token)('POST', '/triggers', { project_id: ada.project_id, name: 't', default_message: 'x' }))
+      .body.data.id;
   });
   after(() => cp.stop());
 
@@ -96,7 +97,10 @@ describe('deeply nested bodies on the public and API entry points', () => {
     await stillServing();
   });
 
-  for (const [path, token] of [['/monitors', 'token'], ['/mcp', 'mcpToken']] as const) {
+  for (const [path, token] of [
+    ['/monitors', 'token'],
+    ['/mcp', 'mcpToken'],
+  ] as const) {
     it(`answers the hostile body on ${path} with 401 without a token, and 400 naming the limit with one`, async () => {
       const anonymous = await post(path, hostile);
       assert.equal(anonymous.status, 401, anonymous.text);

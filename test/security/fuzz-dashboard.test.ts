@@ -6,7 +6,21 @@ import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { openSession, type TestSession } from '../harness/sessions.ts';
-import { contentTypes, deepFormBody, deepJsonTexts, expectSane, fill, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
+import {
+  contentTypes,
+  deepFormBody,
+  deepJsonTexts,
+  expectSane,
+  fill,
+  formBody,
+  headerValue,
+  idArb,
+  junkJson,
+  junkValue,
+  RUNS,
+  sharpFields,
+  sharpJson,
+} from './fuzz-kit.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -16,9 +30,37 @@ import { routesOf } from './routes.ts';
  * dashboard errors are pages, with the API's statuses).
  */
 const formFields = [
-  '_csrf', 'name', 'url', '_method', 'valid_http_codes', 'interval', 'timeout', 'regions', 'basic_auth_username', 'basic_auth_password', 'follow_redirects',
-  'clear_password', 'schedule_kind', 'cron_schedule', 'timezone', 'period', 'grace_period', 'next_ping_at', 'default_message', 'integration_ids',
-  'rate_limit', 'rate_limit_per', 'token_protected', 'type', 'config.url', 'config.secret', 'config.headers', 'config.recipients', 'email', 'project_id', 'description',
+  '_csrf',
+  'name',
+  'url',
+  '_method',
+  'valid_http_codes',
+  'interval',
+  'timeout',
+  'regions',
+  'basic_auth_username',
+  'basic_auth_password',
+  'follow_redirects',
+  'clear_password',
+  'schedule_kind',
+  'cron_schedule',
+  'timezone',
+  'period',
+  'grace_period',
+  'next_ping_at',
+  'default_message',
+  'integration_ids',
+  'rate_limit',
+  'rate_limit_per',
+  'token_protected',
+  'type',
+  'config.url',
+  'config.secret',
+  'config.headers',
+  'config.recipients',
+  'email',
+  'project_id',
+  'description',
 ];
 const queryFields = ['fragment', 'type', 'next', 'page', 'per_page', 'region', 'range', 'project_id', 'expired', 'signed_out', 'tab'];
 
@@ -48,7 +90,9 @@ describe('fuzzing every dashboard route with a live session', () => {
     const api = apiClient(cp.url, ada.token);
     const project_id = ada.project_id;
     // Refused at once, so a fuzzed "send a test message" costs no timeout.
-    const integration = (await api('POST', '/integrations', { project_id, name: 'i', type: 'webhook', config: { url: 'http://127.0.0.1:1/hook' } })).body.data.id;
+    const integration = (
+      await api('POST', '/integrations', { project_id, name: 'i', type: 'webhook', config: { url: 'http://127.0.0.1:1/hook' } })
+    ).body.data.id;
     realIds = [
       (await api('POST', '/monitors', { project_id, name: 'm', url: 'https://m.example' })).body.data.id,
       (await api('POST', '/heartbeats', { project_id, name: 'h' })).body.data.id,
@@ -66,10 +110,14 @@ describe('fuzzing every dashboard route with a live session', () => {
   it('survives bad query strings on every page', async () => {
     for (const r of routes.filter((r) => r.method === 'GET')) {
       await fc.assert(
-        fc.asyncProperty(idArb(...realIds), fc.dictionary(fc.oneof(fc.constantFrom(...queryFields), fc.string()), junkValue, { maxKeys: 4 }), async (id, query) => {
-          const qs = new URLSearchParams(query as Record<string, string>).toString();
-          await inject(r, { url: `${fill(r.url, id)}?${qs}`, headers: { cookie: session.cookie } }, `?${qs.slice(0, 80)}`);
-        }),
+        fc.asyncProperty(
+          idArb(...realIds),
+          fc.dictionary(fc.oneof(fc.constantFrom(...queryFields), fc.string()), junkValue, { maxKeys: 4 }),
+          async (id, query) => {
+            const qs = new URLSearchParams(query as Record<string, string>).toString();
+            await inject(r, { url: `${fill(r.url, id)}?${qs}`, headers: { cookie: session.cookie } }, `?${qs.slice(0, 80)}`);
+          },
+        ),
         { numRuns: RUNS, examples: sharpFields(queryFields).map((q) => [realIdFor(r.url), q]) },
       );
     }
@@ -95,7 +143,11 @@ describe('fuzzing every dashboard route with a live session', () => {
             const s = await sessionFor(r.url);
             await inject(
               r,
-              { url: fill(r.url, id), payload: r.method === 'POST' ? payload : undefined, headers: { ...headers, cookie: `${s.cookie}; ${extraCookie}` } },
+              {
+                url: fill(r.url, id),
+                payload: r.method === 'POST' ? payload : undefined,
+                headers: { ...headers, cookie: `${s.cookie}; ${extraCookie}` },
+              },
               `headers ${JSON.stringify(headers).slice(0, 120)}`,
             );
           },
@@ -121,7 +173,15 @@ describe('fuzzing every dashboard route with a live session', () => {
             const s = await sessionFor(r.url);
             // Mostly with the session's token, so the input reaches the form's own handling.
             const payload = withCsrf && type === 'application/x-www-form-urlencoded' ? `_csrf=${encodeURIComponent(s.csrf)}&${body}` : body;
-            await inject(r, { url: fill(r.url, id), payload, headers: { cookie: s.cookie, 'content-type': type, 'x-csrf-token': withCsrf ? s.csrf : '' } }, `body ${payload.slice(0, 80)}`);
+            await inject(
+              r,
+              {
+                url: fill(r.url, id),
+                payload,
+                headers: { cookie: s.cookie, 'content-type': type, 'x-csrf-token': withCsrf ? s.csrf : '' },
+              },
+              `body ${payload.slice(0, 80)}`,
+            );
           },
         ),
         {

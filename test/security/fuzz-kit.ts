@@ -12,13 +12,50 @@ export const junkValue = fc.oneof(
   fc.string({ unit: 'grapheme' }),
   fc.integer().map(String),
   fc.double().map(String),
-  fc.constantFrom('', '0', '-1', '1.5', 'null', 'true', '[]', '{}', '%00', '\u0000', 'a'.repeat(5000), '00000000-0000-4000-8000-000000000000', '1e999', '../../etc/passwd', '<script>x</script>', '__proto__'),
+  fc.constantFrom(
+    '',
+    '0',
+    '-1',
+    '1.5',
+    'null',
+    'true',
+    '[]',
+    '{}',
+    '%00',
+    '\u0000',
+    'a'.repeat(5000),
+    '00000000-0000-4000-8000-000000000000',
+    '1e999',
+    '../../etc/passwd',
+    '<script>x</script>',
+    '__proto__',
+  ),
 );
 
 export const junkJson = fc.oneof(
   fc.anything({ maxDepth: 3, withNullPrototype: true, withBigInt: false }),
   fc.dictionary(
-    fc.constantFrom('name', 'url', 'project_id', 'valid_http_codes', '_method', 'active', 'interval', 'timeout', 'grace_period', 'cron_schedule', 'next_ping_at', 'regions', 'integration_ids', 'type', 'config', 'message', 'token', '__proto__', 'constructor'),
+    fc.constantFrom(
+      'name',
+      'url',
+      'project_id',
+      'valid_http_codes',
+      '_method',
+      'active',
+      'interval',
+      'timeout',
+      'grace_period',
+      'cron_schedule',
+      'next_ping_at',
+      'regions',
+      'integration_ids',
+      'type',
+      'config',
+      'message',
+      'token',
+      '__proto__',
+      'constructor',
+    ),
     fc.anything({ maxDepth: 2 }),
   ),
 );
@@ -61,7 +98,16 @@ export const headerValue = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }
 
 export const contentTypes = fc.oneof(
   headerValue,
-  fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'multipart/form-data', 'application/json; charset=latin1', 'text/html', 'application/octet-stream'),
+  fc.constantFrom(
+    'application/json',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'multipart/form-data',
+    'application/json; charset=latin1',
+    'text/html',
+    'application/octet-stream',
+  ),
 );
 
 /** A path parameter: a UUID, a real id now and then, or anything at all (encoded). */
@@ -89,7 +135,13 @@ export async function expectSane(app: App, opts: InjectOptions, answers: Answers
 
 export function assertErrorShape(res: LightMyRequestResponse, answers: Answers, what: string): void {
   const type = String(res.headers['content-type'] ?? '');
-  const shape = type.startsWith('application/json') ? 'json' : type.startsWith('text/html') ? 'html' : type.startsWith('text/plain') ? 'text' : type;
+  const shape = type.startsWith('application/json')
+    ? 'json'
+    : type.startsWith('text/html')
+      ? 'html'
+      : type.startsWith('text/plain')
+        ? 'text'
+        : type;
   // Refused before the route's own handler (a content type or a NUL it cannot take): the error
   // of the scope it lives in, the API's JSON, or a page for files the dashboard serves.
   const allowed = { json: ['json'], html: ['html'], text: ['text', 'json'], file: ['text', 'json', 'html'] }[answers];

@@ -6,7 +6,18 @@ import type { App } from '../../control-plane/src/runtime/app.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { contentTypes, deepJsonTexts, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson, sharpValues } from './fuzz-kit.ts';
+import {
+  contentTypes,
+  deepJsonTexts,
+  headerValue,
+  idArb,
+  junkJson,
+  junkValue,
+  RUNS,
+  sharpFields,
+  sharpJson,
+  sharpValues,
+} from './fuzz-kit.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -21,8 +32,34 @@ import { routesOf } from './routes.ts';
  * `{"status","message"}` for a 4xx, or the SDK's "MCP error -32602" for arguments it refused;
  * any other text is a fault of ours surfacing as a tool error, and fails.
  */
-const methods = ['initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'prompts/list', 'notifications/initialized', 'logging/setLevel', 'completion/complete'];
-const argNames = ['id', 'project_id', 'name', 'url', 'changes', 'message', 'token', 'page', 'per_page', 'region', 'limit', 'grace_period', 'cron_schedule', 'interval', '__proto__'];
+const methods = [
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'prompts/list',
+  'notifications/initialized',
+  'logging/setLevel',
+  'completion/complete',
+];
+const argNames = [
+  'id',
+  'project_id',
+  'name',
+  'url',
+  'changes',
+  'message',
+  'token',
+  'page',
+  'per_page',
+  'region',
+  'limit',
+  'grace_period',
+  'cron_schedule',
+  'interval',
+  '__proto__',
+];
 
 interface RpcAnswer {
   jsonrpc?: unknown;
@@ -38,14 +75,18 @@ function checkRpc(a: RpcAnswer, what: string): void {
     assert.equal(typeof a.error.message, 'string', what);
     // The SDK answers a protocol request whose params fail its own schema with -32603 and the
     // list of issues; any other internal error would be a fault of ours.
-    if (a.error.code === -32603) assert.ok(Array.isArray(JSON.parse(String(a.error.message))), `${what}: internal error ${String(a.error.message)}`);
+    if (a.error.code === -32603)
+      assert.ok(Array.isArray(JSON.parse(String(a.error.message))), `${what}: internal error ${String(a.error.message)}`);
     return;
   }
   if (a.result?.isError) {
     const text = a.result.content?.map((c) => c.text ?? '').join('\n') ?? '';
     if (text.startsWith('MCP error -32602:')) return;
     const body = JSON.parse(text) as { status?: number; message?: unknown };
-    assert.ok(typeof body.status === 'number' && body.status >= 400 && body.status < 500 && typeof body.message === 'string', `${what}: tool error ${text.slice(0, 200)}`);
+    assert.ok(
+      typeof body.status === 'number' && body.status >= 400 && body.status < 500 && typeof body.message === 'string',
+      `${what}: tool error ${text.slice(0, 200)}`,
+    );
   }
 }
 
@@ -70,7 +111,12 @@ describe('fuzzing /mcp', () => {
       (await api('POST', '/heartbeats', { project_id, name: 'h' })).body.data.id,
       (await api('POST', '/triggers', { project_id, name: 't', default_message: 'x' })).body.data.id,
     ];
-    const listed = await app.inject({ method: 'POST', url: '/mcp', headers: headersWith({}), payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    const listed = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: headersWith({}),
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
     tools = (JSON.parse(listed.body).result.tools as { name: string }[]).map((t) => t.name);
   });
   after(() => cp.stop());
@@ -111,7 +157,14 @@ describe('fuzzing /mcp', () => {
           fc.record(
             {
               name: fc.oneof(fc.constantFrom(...tools), fc.string()),
-              arguments: fc.oneof(fc.dictionary(fc.oneof(fc.constantFrom(...argNames), fc.string()), fc.oneof(idArb(...realIds), fc.anything({ maxDepth: 2 })), { maxKeys: 5 }), fc.anything({ maxDepth: 2 })),
+              arguments: fc.oneof(
+                fc.dictionary(
+                  fc.oneof(fc.constantFrom(...argNames), fc.string()),
+                  fc.oneof(idArb(...realIds), fc.anything({ maxDepth: 2 })),
+                  { maxKeys: 5 },
+                ),
+                fc.anything({ maxDepth: 2 }),
+              ),
               _meta: fc.anything({ maxDepth: 1 }),
             },
             { requiredKeys: ['name'] },
@@ -133,7 +186,10 @@ describe('fuzzing /mcp', () => {
             fc.tuple(fc.string(), contentTypes).map(([payload, type]) => ({ payload, type })),
           ),
           async ({ payload, type }) => {
-            await expectSaneMcp({ method: r.method as 'POST', url: r.url, payload, headers: headersWith({ 'content-type': type }) }, `${r.method} ${r.url} ${type} ${payload.slice(0, 120)}`);
+            await expectSaneMcp(
+              { method: r.method as 'POST', url: r.url, payload, headers: headersWith({ 'content-type': type }) },
+              `${r.method} ${r.url} ${type} ${payload.slice(0, 120)}`,
+            );
           },
         ),
         {
@@ -145,7 +201,14 @@ describe('fuzzing /mcp', () => {
             ...[
               ...sharpValues.map((method) => ({ jsonrpc: '2.0', id: 1, method })),
               ...sharpValues.map((name) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } })),
-              ...tools.flatMap((name) => [...sharpFields(argNames), ...sharpJson].map((args) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }))),
+              ...tools.flatMap((name) =>
+                [...sharpFields(argNames), ...sharpJson].map((args) => ({
+                  jsonrpc: '2.0',
+                  id: 1,
+                  method: 'tools/call',
+                  params: { name, arguments: args },
+                })),
+              ),
             ].map((v) => JSON.stringify(v)),
           ].map((payload) => [{ payload, type: 'application/json' }] as [{ payload: string; type: string }]),
         },
@@ -156,11 +219,17 @@ describe('fuzzing /mcp', () => {
   it('survives bad query strings on every method', async () => {
     for (const r of routes) {
       await fc.assert(
-        fc.asyncProperty(fc.dictionary(fc.oneof(fc.constantFrom('sessionId', 'token', 'stream'), fc.string()), junkValue, { maxKeys: 4 }), async (query) => {
-          const qs = new URLSearchParams(query as Record<string, string>).toString();
-          const payload = r.method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) : undefined;
-          await expectSaneMcp({ method: r.method as 'POST', url: `${r.url}?${qs}`, payload, headers: headersWith({}) }, `${r.method} ${r.url}?${qs.slice(0, 80)}`);
-        }),
+        fc.asyncProperty(
+          fc.dictionary(fc.oneof(fc.constantFrom('sessionId', 'token', 'stream'), fc.string()), junkValue, { maxKeys: 4 }),
+          async (query) => {
+            const qs = new URLSearchParams(query as Record<string, string>).toString();
+            const payload = r.method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) : undefined;
+            await expectSaneMcp(
+              { method: r.method as 'POST', url: `${r.url}?${qs}`, payload, headers: headersWith({}) },
+              `${r.method} ${r.url}?${qs.slice(0, 80)}`,
+            );
+          },
+        ),
         { numRuns: RUNS, examples: sharpFields(['sessionId', 'token', 'stream']).map((q) => [q]) },
       );
     }
@@ -171,8 +240,16 @@ describe('fuzzing /mcp', () => {
       await fc.assert(
         fc.asyncProperty(
           fc.record({
-            authorization: fc.oneof(fc.constant(`Bearer ${ada.mcpToken}`), headerValue, headerValue.map((v) => `Bearer ${v}`), fc.constant(ada.auth)),
-            accept: fc.oneof(headerValue, fc.constantFrom('application/json', 'text/event-stream', 'application/json, text/event-stream', '*/*', '')),
+            authorization: fc.oneof(
+              fc.constant(`Bearer ${ada.mcpToken}`),
+              headerValue,
+              headerValue.map((v) => `Bearer ${v}`),
+              fc.constant(ada.auth),
+            ),
+            accept: fc.oneof(
+              headerValue,
+              fc.constantFrom('application/json', 'text/event-stream', 'application/json, text/event-stream', '*/*', ''),
+            ),
             'content-type': contentTypes,
             'mcp-protocol-version': fc.oneof(headerValue, fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05', '1999-01-01')),
             'mcp-session-id': headerValue,
@@ -180,7 +257,10 @@ describe('fuzzing /mcp', () => {
           }),
           fc.oneof(fc.constant(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })), fc.string()),
           async (headers, payload) => {
-            await expectSaneMcp({ method: r.method as 'POST', url: r.url, payload: r.method === 'POST' ? payload : undefined, headers }, `${r.method} ${r.url} ${JSON.stringify(headers).slice(0, 160)}`);
+            await expectSaneMcp(
+              { method: r.method as 'POST', url: r.url, payload: r.method === 'POST' ? payload : undefined, headers },
+              `${r.method} ${r.url} ${JSON.stringify(headers).slice(0, 160)}`,
+            );
           },
         ),
         { numRuns: RUNS },

@@ -6,7 +6,20 @@ import type { App } from '../../control-plane/src/runtime/app.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { contentTypes, deepFormBody, deepJsonTexts, expectSane, formBody, headerValue, idArb, junkJson, junkValue, RUNS, sharpFields, sharpJson } from './fuzz-kit.ts';
+import {
+  contentTypes,
+  deepFormBody,
+  deepJsonTexts,
+  expectSane,
+  formBody,
+  headerValue,
+  idArb,
+  junkJson,
+  junkValue,
+  RUNS,
+  sharpFields,
+  sharpJson,
+} from './fuzz-kit.ts';
 import { publicRoutes, routesOf } from './routes.ts';
 
 /**
@@ -52,11 +65,22 @@ describe('fuzzing every public route', () => {
 
   const answersOf = (url: string) => publicRoutes[url]!.answers;
   const idsFor = (url: string) => real[url.split('/')[1] === 'api' ? 'notify' : url.split('/')[1]!] ?? [];
-  const pathOf = (url: string, id: string, suffix: string) => url.replace(':id', id).replace(':suffix', suffix).replace(/:[a-z]+/, id).replace('*', suffix);
-  const suffixArb = fc.oneof(fc.constantFrom('start', 'fail', 'log', 'index.css', '..', ''), fc.string({ minLength: 1 }).map(encodeURIComponent));
+  const pathOf = (url: string, id: string, suffix: string) =>
+    url
+      .replace(':id', id)
+      .replace(':suffix', suffix)
+      .replace(/:[a-z]+/, id)
+      .replace('*', suffix);
+  const suffixArb = fc.oneof(
+    fc.constantFrom('start', 'fail', 'log', 'index.css', '..', ''),
+    fc.string({ minLength: 1 }).map(encodeURIComponent),
+  );
 
   it('has a kind of answer for every public route', () => {
-    assert.deepEqual(routes.filter((r) => !publicRoutes[r.url]), []);
+    assert.deepEqual(
+      routes.filter((r) => !publicRoutes[r.url]),
+      [],
+    );
     assert.ok(routes.length >= 25, `found ${routes.length} routes`);
   });
 
@@ -72,7 +96,12 @@ describe('fuzzing every public route', () => {
             fc.tuple(fc.string(), contentTypes).map(([body, type]) => ({ body, type })),
           ),
           async (id, suffix, { body, type }) => {
-            await expectSane(app, { method: r.method as 'POST', url: pathOf(r.url, id, suffix), payload: body, headers: { 'content-type': type } }, answersOf(r.url), `${r.method} ${r.url} ${type} ${body.slice(0, 80)}`);
+            await expectSane(
+              app,
+              { method: r.method as 'POST', url: pathOf(r.url, id, suffix), payload: body, headers: { 'content-type': type } },
+              answersOf(r.url),
+              `${r.method} ${r.url} ${type} ${body.slice(0, 80)}`,
+            );
           },
         ),
         {
@@ -98,10 +127,18 @@ describe('fuzzing every public route', () => {
           fc.dictionary(fc.oneof(fc.constantFrom(...queryFields), fc.string()), junkValue, { maxKeys: 4 }),
           async (id, suffix, query) => {
             const qs = new URLSearchParams(query as Record<string, string>).toString();
-            await expectSane(app, { method: r.method as 'GET', url: `${pathOf(r.url, id, suffix)}?${qs}` }, answersOf(r.url), `${r.method} ${r.url}?${qs.slice(0, 80)}`);
+            await expectSane(
+              app,
+              { method: r.method as 'GET', url: `${pathOf(r.url, id, suffix)}?${qs}` },
+              answersOf(r.url),
+              `${r.method} ${r.url}?${qs.slice(0, 80)}`,
+            );
           },
         ),
-        { numRuns: RUNS, examples: sharpFields(queryFields).map((q) => [idsFor(r.url)[0] ?? 'x', '', q] as [string, string, Record<string, string>]) },
+        {
+          numRuns: RUNS,
+          examples: sharpFields(queryFields).map((q) => [idsFor(r.url)[0] ?? 'x', '', q] as [string, string, Record<string, string>]),
+        },
       );
     }
   });
@@ -112,9 +149,16 @@ describe('fuzzing every public route', () => {
         fc.asyncProperty(
           idArb(...idsFor(r.url)),
           fc.record({
-            authorization: fc.oneof(headerValue, headerValue.map((v) => `Bearer ${v}`), fc.constant(ada.auth)),
+            authorization: fc.oneof(
+              headerValue,
+              headerValue.map((v) => `Bearer ${v}`),
+              fc.constant(ada.auth),
+            ),
             'content-type': contentTypes,
-            cookie: fc.oneof(headerValue, headerValue.map((v) => `uptime_session=${v}; uptime_csrf=${v}`)),
+            cookie: fc.oneof(
+              headerValue,
+              headerValue.map((v) => `uptime_session=${v}; uptime_csrf=${v}`),
+            ),
             accept: headerValue,
             origin: headerValue,
             'user-agent': headerValue,
@@ -123,7 +167,12 @@ describe('fuzzing every public route', () => {
           }),
           fc.string(),
           async (id, headers, payload) => {
-            await expectSane(app, { method: r.method as 'POST', url: pathOf(r.url, id, 'start'), payload: r.method === 'GET' ? undefined : payload, headers }, answersOf(r.url), `${r.method} ${r.url} ${JSON.stringify(headers).slice(0, 120)}`);
+            await expectSane(
+              app,
+              { method: r.method as 'POST', url: pathOf(r.url, id, 'start'), payload: r.method === 'GET' ? undefined : payload, headers },
+              answersOf(r.url),
+              `${r.method} ${r.url} ${JSON.stringify(headers).slice(0, 120)}`,
+            );
           },
         ),
         { numRuns: RUNS },

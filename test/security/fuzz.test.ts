@@ -34,10 +34,29 @@ describe('fuzzing every REST route', () => {
   it('survives bad bodies on every route', async () => {
     for (const r of routes) {
       await fc.assert(
-        fc.asyncProperty(idArb, fc.oneof(junkJson.map((v) => JSON.stringify(v) ?? 'null'), fc.string()), async (id, payload) => {
-          await expectJson(app, { method: r.method as 'POST', url: r.url.replace(':id', id), payload, headers: { authorization: ada.auth, 'content-type': 'application/json' } }, `${r.method} ${r.url} body ${payload.slice(0, 80)}`);
-        }),
-        { numRuns: RUNS, examples: [...deepJsonTexts, ...sharpJson.map((v) => JSON.stringify(v))].map((t) => [ada.project_id, t] as [string, string]) },
+        fc.asyncProperty(
+          idArb,
+          fc.oneof(
+            junkJson.map((v) => JSON.stringify(v) ?? 'null'),
+            fc.string(),
+          ),
+          async (id, payload) => {
+            await expectJson(
+              app,
+              {
+                method: r.method as 'POST',
+                url: r.url.replace(':id', id),
+                payload,
+                headers: { authorization: ada.auth, 'content-type': 'application/json' },
+              },
+              `${r.method} ${r.url} body ${payload.slice(0, 80)}`,
+            );
+          },
+        ),
+        {
+          numRuns: RUNS,
+          examples: [...deepJsonTexts, ...sharpJson.map((v) => JSON.stringify(v))].map((t) => [ada.project_id, t] as [string, string]),
+        },
       );
     }
   });
@@ -45,10 +64,17 @@ describe('fuzzing every REST route', () => {
   it('survives bad query strings on every route', async () => {
     for (const r of routes) {
       await fc.assert(
-        fc.asyncProperty(fc.dictionary(fc.oneof(fc.constantFrom(...queryFields), fc.string()), junkValue, { maxKeys: 4 }), async (query) => {
-          const qs = new URLSearchParams(query as Record<string, string>).toString();
-          await expectJson(app, { method: r.method as 'GET', url: `${r.url.replace(':id', ada.project_id)}?${qs}`, headers: { authorization: ada.auth } }, `${r.method} ${r.url}?${qs.slice(0, 80)}`);
-        }),
+        fc.asyncProperty(
+          fc.dictionary(fc.oneof(fc.constantFrom(...queryFields), fc.string()), junkValue, { maxKeys: 4 }),
+          async (query) => {
+            const qs = new URLSearchParams(query as Record<string, string>).toString();
+            await expectJson(
+              app,
+              { method: r.method as 'GET', url: `${r.url.replace(':id', ada.project_id)}?${qs}`, headers: { authorization: ada.auth } },
+              `${r.method} ${r.url}?${qs.slice(0, 80)}`,
+            );
+          },
+        ),
         { numRuns: RUNS, examples: sharpFields(queryFields).map((q) => [q]) },
       );
     }
@@ -58,11 +84,34 @@ describe('fuzzing every REST route', () => {
     for (const r of routes) {
       await fc.assert(
         fc.asyncProperty(
-          fc.oneof(headerValue, headerValue.map((v) => `Bearer ${v}`), fc.constant(ada.auth), fc.constant(`Bearer ${ada.mcpToken}`)),
-          fc.oneof(headerValue, fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1')),
+          fc.oneof(
+            headerValue,
+            headerValue.map((v) => `Bearer ${v}`),
+            fc.constant(ada.auth),
+            fc.constant(`Bearer ${ada.mcpToken}`),
+          ),
+          fc.oneof(
+            headerValue,
+            fc.constantFrom(
+              'application/json',
+              'text/plain',
+              'application/x-www-form-urlencoded',
+              'multipart/form-data; boundary=x',
+              'application/json; charset=latin1',
+            ),
+          ),
           fc.string(),
           async (authorization, contentType, payload) => {
-            await expectJson(app, { method: r.method as 'POST', url: r.url.replace(':id', ada.project_id), payload, headers: { authorization, 'content-type': contentType } }, `${r.method} ${r.url} auth=${authorization.slice(0, 40)} ct=${contentType}`);
+            await expectJson(
+              app,
+              {
+                method: r.method as 'POST',
+                url: r.url.replace(':id', ada.project_id),
+                payload,
+                headers: { authorization, 'content-type': contentType },
+              },
+              `${r.method} ${r.url} auth=${authorization.slice(0, 40)} ct=${contentType}`,
+            );
           },
         ),
         { numRuns: RUNS },

@@ -5,7 +5,7 @@ import { createUser } from '../../control-plane/src/accounts/service.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { openSession, signedOutSession, type TestSession } from '../harness/sessions.ts';
+import { openSession, signedOutSession } from '../harness/sessions.ts';
 import { routesOf } from './routes.ts';
 
 /**
@@ -92,7 +92,10 @@ describe('dashboard isolation matrix', () => {
         ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         ...opts.headers,
       },
-      body: method === 'POST' ? new URLSearchParams({ ...formFields(owner.project_id), ...(opts.csrf ? { _csrf: opts.csrf } : {}) }).toString() : undefined,
+      body:
+        method === 'POST'
+          ? new URLSearchParams({ ...formFields(owner.project_id), ...(opts.csrf ? { _csrf: opts.csrf } : {}) }).toString()
+          : undefined,
     });
 
   before(async () => {
@@ -102,14 +105,23 @@ describe('dashboard isolation matrix', () => {
     routes = routesOf(cp.cp.app!.routeTable, 'session');
     const api = apiClient(cp.url, owner.token);
     const project_id = owner.project_id;
-    const integration = (await api('POST', '/integrations', { project_id, name: `${marker}-hook`, type: 'webhook', config: { url: 'https://hooks.example/x' } })).body.data.id;
+    const integration = (
+      await api('POST', '/integrations', {
+        project_id,
+        name: `${marker}-hook`,
+        type: 'webhook',
+        config: { url: 'https://hooks.example/x' },
+      })
+    ).body.data.id;
     const carol = await createUser(cp.db.sql, { email: `carol-${marker}@example.test`, password: 'carol password' });
     await cp.db.sql`insert into memberships (user_id, organization_id, role) values (${carol.user_id}, ${owner.organization_id}, 'member')`;
     const [token] = await cp.db.sql<{ id: string }[]>`select id from api_tokens where user_id = ${owner.user_id} and kind = 'api'`;
     owned = {
       monitor: (await api('POST', '/monitors', { project_id, name: `${marker}-monitor`, url: 'https://owner.example' })).body.data.id,
       heartbeat: (await api('POST', '/heartbeats', { project_id, name: `${marker}-heartbeat` })).body.data.id,
-      trigger: (await api('POST', '/triggers', { project_id, name: `${marker}-trigger`, default_message: 'hi', integration_ids: [integration] })).body.data.id,
+      trigger: (
+        await api('POST', '/triggers', { project_id, name: `${marker}-trigger`, default_message: 'hi', integration_ids: [integration] })
+      ).body.data.id,
       integration,
       token: token!.id,
       member: carol.user_id,
@@ -125,7 +137,13 @@ describe('dashboard isolation matrix', () => {
 
   const strangers: [string, () => Promise<{ cookie?: string; headers?: Record<string, string>; deadCookie: boolean }>][] = [
     ['no cookie', async () => ({ deadCookie: false })],
-    ['an expired session', async () => ({ cookie: (await openSession(cp.db.sql, owner.user_id, { ttlHours: 1, startedAt: new Date(Date.now() - 2 * 3_600_000) })).cookie, deadCookie: true })],
+    [
+      'an expired session',
+      async () => ({
+        cookie: (await openSession(cp.db.sql, owner.user_id, { ttlHours: 1, startedAt: new Date(Date.now() - 2 * 3_600_000) })).cookie,
+        deadCookie: true,
+      }),
+    ],
     ['a signed-out session', async () => ({ cookie: (await signedOutSession(cp.db.sql, owner.user_id)).cookie, deadCookie: true })],
     ['a REST API token', async () => ({ headers: { authorization: `Bearer ${owner.token}` }, deadCookie: false })],
     ['an MCP token', async () => ({ headers: { authorization: `Bearer ${owner.mcpToken}` }, deadCookie: false })],
@@ -158,7 +176,7 @@ describe('dashboard isolation matrix', () => {
     });
   }
 
-  it('answers another tenant\'s session 404 on every route naming one of the owner\'s resources, and changes nothing', async () => {
+  it("answers another tenant's session 404 on every route naming one of the owner's resources, and changes nothing", async () => {
     const before = await ownerState();
     for (const r of routes.filter((r) => r.url.includes(':'))) {
       const path = fill(r.url);
@@ -173,7 +191,7 @@ describe('dashboard isolation matrix', () => {
     assert.equal(await ownerState(), before, 'nothing of the owner changed');
   });
 
-  it('shows another tenant\'s session none of the owner\'s data on any other page or form, and changes nothing', async () => {
+  it("shows another tenant's session none of the owner's data on any other page or form, and changes nothing", async () => {
     const before = await ownerState();
     for (const r of routes.filter((r) => !r.url.includes(':'))) {
       const s = await openSession(cp.db.sql, other.user_id);
@@ -181,17 +199,23 @@ describe('dashboard isolation matrix', () => {
       assert.ok(res.status < 500, `${r.method} ${r.url} -> ${res.status}`);
       const page = await res.text();
       assert.ok(!page.includes(marker) && !page.includes(owner.project_id), `${r.method} ${r.url} shows the owner's data`);
-      if (r.method === 'GET' && r.url !== '/app/monitors/new' && r.url !== '/app/heartbeats/new' && r.url !== '/app/triggers/new' && r.url !== '/app/integrations/new') {
+      if (
+        r.method === 'GET' &&
+        r.url !== '/app/monitors/new' &&
+        r.url !== '/app/heartbeats/new' &&
+        r.url !== '/app/triggers/new' &&
+        r.url !== '/app/integrations/new'
+      ) {
         const fragment = await request('GET', `${r.url}?fragment=1`, { cookie: s.cookie });
         assert.ok(!(await fragment.text()).includes(marker), `${r.url}?fragment=1 shows the owner's data`);
       }
     }
     const switched = await request('POST', '/app/switch', { ...(await openSession(cp.db.sql, other.user_id)) });
-    assert.equal(switched.status, 403, 'switching to the owner\'s project');
+    assert.equal(switched.status, 403, "switching to the owner's project");
     assert.equal(await ownerState(), before, 'nothing of the owner changed');
   });
 
-  it('refuses every form of a live session without its CSRF token, or with another session\'s, and changes nothing', async () => {
+  it("refuses every form of a live session without its CSRF token, or with another session's, and changes nothing", async () => {
     const before = await ownerState();
     const stranger = await openSession(cp.db.sql, other.user_id);
     for (const r of routes.filter((r) => r.method === 'POST')) {
@@ -199,7 +223,7 @@ describe('dashboard isolation matrix', () => {
       const s = await openSession(cp.db.sql, owner.user_id);
       for (const csrf of [undefined, stranger.csrf]) {
         const res = await request('POST', path, { cookie: s.cookie, csrf });
-        assert.equal(res.status, 403, `${path} with ${csrf ? 'another session\'s' : 'no'} token`);
+        assert.equal(res.status, 403, `${path} with ${csrf ? "another session's" : 'no'} token`);
         assert.equal(res.headers.get('content-type'), 'text/html; charset=utf-8');
       }
     }

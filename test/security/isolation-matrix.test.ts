@@ -80,7 +80,11 @@ describe('tenant isolation matrix', () => {
 
   it('has a fixture for every resource behind a token', () => {
     const kinds = [...new Set(routes.map((r) => r.url.split('/')[1]!))];
-    assert.deepEqual(kinds.filter((k) => !fixtures[k]), [], 'add a fixture for these route prefixes');
+    assert.deepEqual(
+      kinds.filter((k) => !fixtures[k]),
+      [],
+      'add a fixture for these route prefixes',
+    );
     assert.ok(routes.length >= 10, `found ${routes.length} routes`);
   });
 
@@ -99,7 +103,7 @@ describe('tenant isolation matrix', () => {
     });
   }
 
-  it('answers another tenant 404 on every route naming one of the owner\'s resources', async () => {
+  it("answers another tenant 404 on every route naming one of the owner's resources", async () => {
     const evil = apiClient(cp.url, other.token);
     for (const r of routes.filter((r) => r.url.includes(':id'))) {
       const res = await evil(r.method, pathOf(r.url), bodyOf(r));
@@ -108,13 +112,11 @@ describe('tenant isolation matrix', () => {
     }
   });
 
-  it('answers another tenant 403 on every collection route given the owner\'s project', async () => {
+  it("answers another tenant 403 on every collection route given the owner's project", async () => {
     const evil = apiClient(cp.url, other.token);
     for (const r of routes.filter((r) => !r.url.includes(':id') && r.url !== '/organizations' && r.url !== '/projects')) {
       const res =
-        r.method === 'GET'
-          ? await evil('GET', `${r.url}?project_id=${owner.project_id}`)
-          : await evil(r.method, r.url, bodyOf(r));
+        r.method === 'GET' ? await evil('GET', `${r.url}?project_id=${owner.project_id}`) : await evil(r.method, r.url, bodyOf(r));
       assert.equal(res.status, 403, `${r.method} ${r.url}: ${JSON.stringify(res.body)}`);
       assert.deepEqual(res.body, { message: 'Unauthorized access' });
     }

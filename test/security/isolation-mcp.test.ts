@@ -25,7 +25,10 @@ interface Ids {
 }
 
 /** Arguments naming the owner's things, per tool; `lists` tools answer with the caller's own data. */
-const toolCalls: Record<string, { args: (ids: Ids) => Record<string, unknown>; refused: 403 | 404 } | { args: (ids: Ids) => Record<string, unknown>; lists: true }> = {
+const toolCalls: Record<
+  string,
+  { args: (ids: Ids) => Record<string, unknown>; refused: 403 | 404 } | { args: (ids: Ids) => Record<string, unknown>; lists: true }
+> = {
   list_projects: { args: () => ({}), lists: true },
   project_status: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   list_monitors: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
@@ -55,7 +58,12 @@ describe('MCP isolation matrix', () => {
   let routes: { method: string; url: string }[];
   let rpcId = 0;
 
-  const rpc = async (token: string | undefined, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
+  const rpc = async (
+    token: string | undefined,
+    method: string,
+    params: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) => {
     const res = await fetch(`${cp.url}/mcp`, {
       method: 'POST',
       headers: {
@@ -136,7 +144,7 @@ describe('MCP isolation matrix', () => {
     assert.deepEqual(names, Object.keys(toolCalls).sort(), 'add the new tools to toolCalls');
   });
 
-  it('refuses another tenant every tool on the owner\'s ids, and changes nothing', async () => {
+  it("refuses another tenant every tool on the owner's ids, and changes nothing", async () => {
     const before = await ownerState();
     for (const [name, call] of Object.entries(toolCalls)) {
       const result = await callTool(other.mcpToken, name, call.args(ids));
@@ -159,7 +167,11 @@ describe('MCP isolation matrix', () => {
       assert.ok(!text.includes(marker) && !text.includes(owner.project_id), `${name}: ${text.slice(0, 300)}`);
     }
     const mine = JSON.parse((await callTool(other.mcpToken, 'list_monitors', {})).content[0]!.text);
-    assert.deepEqual(mine.data.map((m: { name: string }) => m.name), ['mine'], 'the lists are not simply empty');
+    assert.deepEqual(
+      mine.data.map((m: { name: string }) => m.name),
+      ['mine'],
+      'the lists are not simply empty',
+    );
   });
 
   it('still answers the owner on the same calls (the fixtures are real)', async () => {

@@ -21,7 +21,10 @@ describe('the search for secrets in the logs of a test run', () => {
     assert.equal(findSecrets(noise, secrets).size, 0);
     const text = Buffer.concat([secrets[7]!, noise, secrets[1234]!, Buffer.from('\n'), secrets[2999]!]);
     const found = findSecrets(text, secrets);
-    assert.deepEqual([...found.keys()].sort((a, b) => a - b), [7, 1234, 2999]);
+    assert.deepEqual(
+      [...found.keys()].sort((a, b) => a - b),
+      [7, 1234, 2999],
+    );
     assert.equal(found.get(7), 0);
     assert.equal(found.get(2999), text.length - secrets[2999]!.length);
   });
@@ -36,7 +39,10 @@ describe('the search for secrets in the logs of a test run', () => {
       writeFileSync(join(dir, 'child-1-1.log'), `started\nusing ${token} for the MCP endpoint\n`);
       const scan = scanLogDir(dir);
       assert.equal(scan.files, 2);
-      assert.deepEqual(scan.leaks.map((l) => [l.file, l.line]).sort(), [['child-1-1.log', 2], ['log-1.ndjson', 2]]);
+      assert.deepEqual(scan.leaks.map((l) => [l.file, l.line]).sort(), [
+        ['child-1-1.log', 2],
+        ['log-1.ndjson', 2],
+      ]);
       for (const l of scan.leaks) assert.ok(!l.excerpt.includes(password) && !l.excerpt.includes(token), l.excerpt);
       writeFileSync(join(dir, 'log-1.ndjson'), '{"msg":"token created","prefix":"uptm_AbCdEf"}\n');
       rmSync(join(dir, 'child-1-1.log'));
@@ -47,15 +53,26 @@ describe('the search for secrets in the logs of a test run', () => {
   });
 
   it('takes an integration URL for a secret unless it is a bare origin, which holds no credential', () => {
-    for (const url of ['https://hooks.slack.com/services/T0/B0/abc', 'http://127.0.0.1:40123/hook', 'http://user:pw@127.0.0.1:40123', 'http://127.0.0.1:40123/?key=abc', 'not a url at all'])
+    for (const url of [
+      'https://hooks.slack.com/services/T0/B0/abc',
+      'http://127.0.0.1:40123/hook',
+      'http://user:pw@127.0.0.1:40123',
+      'http://127.0.0.1:40123/?key=abc',
+      'not a url at all',
+    ])
       assert.equal(urlCredential(url), url);
-    for (const url of ['http://127.0.0.1:40123', 'http://127.0.0.1:40123/', 'https://hooks.example.com']) assert.equal(urlCredential(url), undefined);
+    for (const url of ['http://127.0.0.1:40123', 'http://127.0.0.1:40123/', 'https://hooks.example.com'])
+      assert.equal(urlCredential(url), undefined);
   });
 
-  it('captures the log lines of the components under test in a file of this process', { skip: !process.env[testEnv.logDir] && 'run through test/run.ts' }, () => {
-    const marker = `capture-${randomBytes(6).toString('hex')}`;
-    quietLog.info({ marker }, 'a line the run keeps');
-    const file = join(process.env[testEnv.logDir]!, `log-${process.pid}.ndjson`);
-    assert.match(readFileSync(file, 'utf8'), new RegExp(marker));
-  });
+  it(
+    'captures the log lines of the components under test in a file of this process',
+    { skip: !process.env[testEnv.logDir] && 'run through test/run.ts' },
+    () => {
+      const marker = `capture-${randomBytes(6).toString('hex')}`;
+      quietLog.info({ marker }, 'a line the run keeps');
+      const file = join(process.env[testEnv.logDir]!, `log-${process.pid}.ndjson`);
+      assert.match(readFileSync(file, 'utf8'), new RegExp(marker));
+    },
+  );
 });

@@ -57,10 +57,25 @@ describe('secrets in request URLs never reach a log', () => {
     logged = captureLog();
     app = await startControlPlane({ config: cp.config, log: logged.log, sql: cp.db.sql, nc: cp.nats.nc, roles: ['api'], port: 0 });
     ops = await startOpsServer({ sql: cp.db.sql, nc: cp.nats.nc, metrics: createMetrics(), log: logged.log, port: 0, host: '127.0.0.1' });
-    agent = await startAgent({ config: cp.config, nc: cp.nats.nc, log: logged.log, region: 'local', port: 0, pingPort: 0, checkKey: cp.cp.keys.checkCredentials });
+    agent = await startAgent({
+      config: cp.config,
+      nc: cp.nats.nc,
+      log: logged.log,
+      region: 'local',
+      port: 0,
+      pingPort: 0,
+      checkKey: cp.cp.keys.checkCredentials,
+    });
     ada = await createAccount(cp.db.sql);
     // The create answer carries the token: the API client registers it as a secret.
-    const created = (await apiClient(cp.url, ada.token)('POST', '/triggers', { project_id: ada.project_id, name: 'Deploys', default_message: 'Deployed', token_protected: true })).body.data;
+    const created = (
+      await apiClient(cp.url, ada.token)('POST', '/triggers', {
+        project_id: ada.project_id,
+        name: 'Deploys',
+        default_message: 'Deployed',
+        token_protected: true,
+      })
+    ).body.data;
     id = created.id;
     token = created.token;
   });
@@ -85,7 +100,10 @@ describe('secrets in request URLs never reach a log', () => {
       .filter(Boolean)
       .flatMap((l) => (JSON.parse(l) as { req?: { url: string } }).req?.url ?? []);
     const before = path.slice(0, path.search(/[?;]|\/upt/));
-    assert.ok(urls.some((u) => u.startsWith(before) && u.includes('[redacted]')), `no redacted request line for ${path}`);
+    assert.ok(
+      urls.some((u) => u.startsWith(before) && u.includes('[redacted]')),
+      `no redacted request line for ${path}`,
+    );
   };
 
   it('cuts the token of a notify URL however the parameter is spelled, on the route and on every mistyped address', async () => {
@@ -132,7 +150,7 @@ describe('secrets in request URLs never reach a log', () => {
     for (const [, path] of calls) if (!path.startsWith('/heartbeat/')) assertLoggedRedacted(path);
   });
 
-  it('keeps a signed-in user\'s password out of the log when it is sent in a query by mistake', async () => {
+  it("keeps a signed-in user's password out of the log when it is sent in a query by mistake", async () => {
     const password = encodeURIComponent(ada.password);
     assert.equal(await send(app.url!, `/app/sign-in?email=${encodeURIComponent(ada.email)}&password=${password}`), 200);
     assert.equal(await send(app.url!, `/nope?x;Password=${password}`), 404);

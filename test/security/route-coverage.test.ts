@@ -47,6 +47,12 @@ describe('route coverage', () => {
     const count = (auth: RouteInfo['auth']) => table.filter((r) => r.auth === auth).length;
     assert.ok(count('bearer') >= 30, `bearer: ${count('bearer')}`);
     assert.ok(count('session') >= 50, `session: ${count('session')}`);
-    assert.deepEqual(table.filter((r) => r.auth === 'mcp').map(routeKey).sort(), ['POST /mcp']);
+    assert.deepEqual(
+      table
+        .filter((r) => r.auth === 'mcp')
+        .map(routeKey)
+        .sort(),
+      ['POST /mcp'],
+    );
   });
 });

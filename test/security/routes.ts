@@ -39,7 +39,11 @@ export const publicRoutes: Record<string, PublicRoute> = {
   '/docs/static/*': { methods: getHead, answers: 'file', why: 'API documentation' },
   '/heartbeat/:id': { methods: everyPingMethod, answers: 'text', why: 'ping URL: the unguessable heartbeat id is the address' },
   '/heartbeat/:id/:suffix': { methods: everyPingMethod, answers: 'text', why: 'start and fail ping URLs' },
-  '/api/notify/:id': { methods: ['GET', 'POST'], answers: 'json', why: 'notify URL: the trigger id is the address, its optional token the key' },
+  '/api/notify/:id': {
+    methods: ['GET', 'POST'],
+    answers: 'json',
+    why: 'notify URL: the trigger id is the address, its optional token the key',
+  },
   '/assets/:name': { methods: getHead, answers: 'file', why: 'stylesheet, script and icon of the dashboard' },
   '/status/:slug': { methods: getHead, answers: 'html', why: 'public status page at a 128-bit random slug, opt-in' },
   '/badge/:file': { methods: getHead, answers: 'file', why: 'status badge at a 128-bit random slug, opt-in' },

@@ -62,7 +62,11 @@ async function assertCutOff(c: SlowClient, what: string): Promise<void> {
   const { answer, afterMs, bytesSent } = await c.closed;
   clearTimeout(timer);
   assert.ok(afterMs < CUT_OFF_WITHIN_MS, `${what}: still connected after ${afterMs} ms`);
-  assert.match(answer, /^HTTP\/1\.1 408 /, `${what}: answered ${JSON.stringify(answer.slice(0, 80))} after ${afterMs} ms, ${bytesSent} bytes trickled`);
+  assert.match(
+    answer,
+    /^HTTP\/1\.1 408 /,
+    `${what}: answered ${JSON.stringify(answer.slice(0, 80))} after ${afterMs} ms, ${bytesSent} bytes trickled`,
+  );
 }
 
 /** Runs `served` while `slow` clients hang on, then waits for all of them to be cut off. */
@@ -75,7 +79,10 @@ async function servedMeanwhile(slow: SlowClient[], what: string, served: () => P
   }
 }
 
-const slowHeaders = (path: string) => ({ head: `GET ${path} HTTP/1.1\r\nHost: localhost\r\n`, trickle: 'X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n' });
+const slowHeaders = (path: string) => ({
+  head: `GET ${path} HTTP/1.1\r\nHost: localhost\r\n`,
+  trickle: 'X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n',
+});
 
 describe('slow clients on the control plane', () => {
   let cp: TestControlPlane;
@@ -113,7 +120,12 @@ describe('slow clients on the control plane', () => {
   it('reads its timeouts from the settings, with safe defaults', () => {
     const defaults = serverTimeouts(loadConfig({}));
     assert.deepEqual(
-      { requestTimeout: defaults.requestTimeout, headers: defaults.http.headersTimeout, idle: defaults.connectionTimeout, keepAlive: defaults.keepAliveTimeout },
+      {
+        requestTimeout: defaults.requestTimeout,
+        headers: defaults.http.headersTimeout,
+        idle: defaults.connectionTimeout,
+        keepAlive: defaults.keepAliveTimeout,
+      },
       { requestTimeout: 30_000, headers: 10_000, idle: 60_000, keepAlive: 65_000 },
     );
     assert.ok(defaults.http.connectionsCheckingInterval <= 1_000);
@@ -124,13 +136,22 @@ describe('slow clients on the control plane', () => {
   });
 });
 
-describe('slow clients on a probe agent\'s ping edge', () => {
+describe("slow clients on a probe agent's ping edge", () => {
   let nats: TestNats;
   let edge: PingEdge;
   before(async () => {
     nats = await createTestNats();
     const config = loadConfig({ NATS_URL: nats.url, NATS_NAMESPACE: nats.namespace, LOG_LEVEL: 'silent', ...timeouts });
-    edge = await startPingEdge({ config, nc: nats.nc, names: nats.names, region: 'eu-west', log: quietLog, metrics: createMetrics(), port: 0, host: '127.0.0.1' });
+    edge = await startPingEdge({
+      config,
+      nc: nats.nc,
+      names: nats.names,
+      region: 'eu-west',
+      log: quietLog,
+      metrics: createMetrics(),
+      port: 0,
+      host: '127.0.0.1',
+    });
   });
   after(async () => {
     await edge.stop();

@@ -71,9 +71,19 @@ function channelsWith(opts: Partial<HttpOptions> = {}) {
   return { http, channels: createChannels({ http, smtp: { url: undefined, from: 'uptime@example.test' }, now: () => new Date() }) };
 }
 
-async function send(channels: ReturnType<typeof channelsWith>['channels'], type: IntegrationType, config: Record<string, unknown>): Promise<DeliveryError | undefined> {
+async function send(
+  channels: ReturnType<typeof channelsWith>['channels'],
+  type: IntegrationType,
+  config: Record<string, unknown>,
+): Promise<DeliveryError | undefined> {
   try {
-    await channels[type].send({ id: randomUUID(), attempt: 1, notification: notification as never, integration: { id: randomUUID(), name: 'I' }, config: channelSpecs[type].config.parse(config) });
+    await channels[type].send({
+      id: randomUUID(),
+      attempt: 1,
+      notification: notification as never,
+      integration: { id: randomUUID(), name: 'I' },
+      config: channelSpecs[type].config.parse(config),
+    });
     return undefined;
   } catch (err) {
     assert.ok(err instanceof DeliveryError, String(err));
@@ -86,7 +96,10 @@ function assertRefused(err: DeliveryError | undefined, what: string, address: st
   assert.equal(err.permanent, true, `${what}: ${err.message}`);
   assert.match(err.message, /is not allowed \(BLOCK_PRIVATE_TARGETS\)/, what);
   assert.ok(err.message.includes(address), `${what}: ${err.message} should name ${address}`);
-  assert.ok(!err.message.includes(SECRET_PATH) && !err.message.includes('AAHdqTcv') && !err.message.includes('R0123456789'), `${what}: ${err.message}`);
+  assert.ok(
+    !err.message.includes(SECRET_PATH) && !err.message.includes('AAHdqTcv') && !err.message.includes('R0123456789'),
+    `${what}: ${err.message}`,
+  );
 }
 
 describe('deliveries to internal addresses', () => {
@@ -137,7 +150,8 @@ describe('deliveries to internal addresses', () => {
 
   it('delivers through the same resolver to an address the operator exempts (the seam is real)', async () => {
     const { http, channels } = channelsWith({ allowedAddresses: ['127.0.0.1'] });
-    for (const type of httpTypes) assert.equal(await send(channels, type, configFor(type, `http://hooks.example.test:${port}`)), undefined, type);
+    for (const type of httpTypes)
+      assert.equal(await send(channels, type, configFor(type, `http://hooks.example.test:${port}`)), undefined, type);
     await http.close();
     assert.equal(sink.requests.length, httpTypes.length);
   });
@@ -147,7 +161,11 @@ describe('deliveries to internal addresses', () => {
     const first = await startTarget({ status: 302, headers: { location: `${second.url}/elsewhere` } });
     try {
       const { http, channels } = channelsWith({ allowedAddresses: ['127.0.0.1'] });
-      for (const location of [`${second.url}/elsewhere`, 'http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/latest/meta-data/']) {
+      for (const location of [
+        `${second.url}/elsewhere`,
+        'http://169.254.169.254/latest/meta-data/',
+        'http://[fd00:ec2::254]/latest/meta-data/',
+      ]) {
         for (const status of [301, 302, 303, 307, 308]) {
           first.respond({ status, headers: { location } });
           for (const type of httpTypes) {
@@ -175,7 +193,12 @@ describe('email to an internal SMTP server', () => {
   after(() => smtp.close());
 
   const emailTo = async (smtpUrl: string | undefined, opts: { operatorSmtp?: string; allowedAddresses?: string[] } = {}) => {
-    const http = createHttpClient({ blockPrivateTargets: true, resolve, timeoutMs: 5_000, ...(opts.allowedAddresses ? { allowedAddresses: opts.allowedAddresses } : {}) });
+    const http = createHttpClient({
+      blockPrivateTargets: true,
+      resolve,
+      timeoutMs: 5_000,
+      ...(opts.allowedAddresses ? { allowedAddresses: opts.allowedAddresses } : {}),
+    });
     const channels = createChannels({ http, smtp: { url: opts.operatorSmtp, from: 'uptime@example.test' }, now: () => new Date() });
     try {
       await send(channels, 'email', { recipients: ['ops@example.test'], ...(smtpUrl ? { smtp_url: smtpUrl } : {}) }).then((err) => {
@@ -189,7 +212,7 @@ describe('email to an internal SMTP server', () => {
     }
   };
 
-  it('refuses a tenant\'s SMTP server at an internal address or behind a name that resolves inside', async () => {
+  it("refuses a tenant's SMTP server at an internal address or behind a name that resolves inside", async () => {
     const port = new URL(smtp.url).port;
     for (const [url, address] of [
       [`smtp://127.0.0.1:${port}`, '127.0.0.1'],
@@ -203,10 +226,10 @@ describe('email to an internal SMTP server', () => {
     assert.equal(smtp.messages.length, 0);
   });
 
-  it('sends through a tenant\'s server by the checked address, and through the operator\'s SMTP_URL as configured', async () => {
+  it("sends through a tenant's server by the checked address, and through the operator's SMTP_URL as configured", async () => {
     const port = new URL(smtp.url).port;
     assert.equal(await emailTo(`smtp://hooks.example.test:${port}`, { allowedAddresses: ['127.0.0.1'] }), undefined);
-    assert.equal(await emailTo(undefined, { operatorSmtp: smtp.url }), undefined, 'the operator\'s relay on localhost is theirs to choose');
+    assert.equal(await emailTo(undefined, { operatorSmtp: smtp.url }), undefined, "the operator's relay on localhost is theirs to choose");
     await smtp.waitForMessages(2);
   });
 });
@@ -222,7 +245,16 @@ describe('blocked deliveries through the control plane', () => {
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
     sink = await startWebhookSink();
-    role = await startNotifyRole({ sql: cp.db.sql, nc: cp.nats.nc, names: cp.nats.names, log: quietLog, config: cp.config, keys: cp.cp.keys, backoffBaseMs: 50, relayEveryMs: 100 });
+    role = await startNotifyRole({
+      sql: cp.db.sql,
+      nc: cp.nats.nc,
+      names: cp.nats.names,
+      log: quietLog,
+      config: cp.config,
+      keys: cp.cp.keys,
+      backoffBaseMs: 50,
+      relayEveryMs: 100,
+    });
   });
   after(async () => {
     await role.stop();
@@ -232,13 +264,24 @@ describe('blocked deliveries through the control plane', () => {
 
   const targets = () => {
     const port = new URL(sink.url).port;
-    return [`http://169.254.169.254`, `http://[fd00:ec2::254]`, `http://localhost:${port}`, `http://[::ffff:127.0.0.1]:${port}`, `http://10.0.0.8`];
+    return [
+      `http://169.254.169.254`,
+      `http://[fd00:ec2::254]`,
+      `http://localhost:${port}`,
+      `http://[::ffff:127.0.0.1]:${port}`,
+      `http://10.0.0.8`,
+    ];
   };
 
   it('answers the integration test endpoint with a permanent refusal, recorded in the delivery log without the secret', async () => {
     for (const base of targets()) {
       for (const type of httpTypes) {
-        const created = await api('POST', '/integrations', { project_id: ada.project_id, name: `${type} inside`, type, config: configFor(type, base) });
+        const created = await api('POST', '/integrations', {
+          project_id: ada.project_id,
+          name: `${type} inside`,
+          type,
+          config: configFor(type, base),
+        });
         assert.equal(created.status, 201, JSON.stringify(created.body));
         const id = created.body.data.id;
         const res = await api('POST', `/integrations/${id}/test`);
@@ -256,15 +299,28 @@ describe('blocked deliveries through the control plane', () => {
     assert.equal(sink.requests.length, 0);
   });
 
-  it('dead-letters a trigger\'s deliveries to internal addresses at once, saying why', async () => {
+  it("dead-letters a trigger's deliveries to internal addresses at once, saying why", async () => {
     const ids = [];
     for (const base of targets()) {
-      ids.push((await api('POST', '/integrations', { project_id: ada.project_id, name: 'hook', type: 'webhook', config: { url: `${base}/${SECRET_PATH}` } })).body.data.id);
+      ids.push(
+        (
+          await api('POST', '/integrations', {
+            project_id: ada.project_id,
+            name: 'hook',
+            type: 'webhook',
+            config: { url: `${base}/${SECRET_PATH}` },
+          })
+        ).body.data.id,
+      );
     }
-    const trigger = (await api('POST', '/triggers', { project_id: ada.project_id, name: 'Inside', default_message: 'm', integration_ids: ids })).body.data;
+    const trigger = (
+      await api('POST', '/triggers', { project_id: ada.project_id, name: 'Inside', default_message: 'm', integration_ids: ids })
+    ).body.data;
     assert.equal((await fetch(`${cp.url}/api/notify/${trigger.id}`, { method: 'POST' })).status, 202);
     const rows = await eventually(async () => {
-      const r = await cp.db.sql<{ status: string; attempts: number; last_error: string | null }[]>`select status, attempts, last_error from deliveries where trigger_id = ${trigger.id}`;
+      const r = await cp.db.sql<
+        { status: string; attempts: number; last_error: string | null }[]
+      >`select status, attempts, last_error from deliveries where trigger_id = ${trigger.id}`;
       return r.length === ids.length && r.every((d) => d.status === 'dead') && r;
     }, 'the deliveries to be dead-lettered');
     for (const r of rows) {

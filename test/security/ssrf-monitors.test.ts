@@ -28,7 +28,18 @@ describe('monitors pointed at internal addresses', () => {
     cp = await startTestControlPlane({ roles: ['api', 'assign', 'ingest'] });
     const agent = async (region: string, allowed: string[]) => {
       const config = { ...cp.config, REGION: region, BLOCK_PRIVATE_TARGETS: true, ALLOWED_PRIVATE_TARGETS: allowed };
-      agents.push(await startAgent({ config, nc: cp.nats.nc, log: quietLog, region, port: 0, pingPort: 0, timeScale: 0.2, checkKey: cp.cp.keys.checkCredentials }));
+      agents.push(
+        await startAgent({
+          config,
+          nc: cp.nats.nc,
+          log: quietLog,
+          region,
+          port: 0,
+          pingPort: 0,
+          timeScale: 0.2,
+          checkKey: cp.cp.keys.checkCredentials,
+        }),
+      );
     };
     await agent('strict', []);
     await agent('exempt', ['127.0.0.1']);
@@ -50,8 +61,16 @@ describe('monitors pointed at internal addresses', () => {
     return res.body.data.id as string;
   };
   const settled = async (id: string, status: number) => {
-    await eventually(async () => (await api('GET', `/monitors/${id}`)).body.data.status === status, `monitor ${id} status ${status}`, 20_000);
-    return (await api('GET', `/monitors/${id}/results?per_page=100`)).body.data as Array<{ ok: boolean; region: string; error: { class: string; message: string } | null }>;
+    await eventually(
+      async () => (await api('GET', `/monitors/${id}`)).body.data.status === status,
+      `monitor ${id} status ${status}`,
+      20_000,
+    );
+    return (await api('GET', `/monitors/${id}/results?per_page=100`)).body.data as Array<{
+      ok: boolean;
+      region: string;
+      error: { class: string; message: string } | null;
+    }>;
   };
 
   it('refuses loopback, a name resolving to loopback, a mapped IPv6 form and the metadata address, without a request', async () => {

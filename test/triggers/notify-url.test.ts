@@ -15,7 +15,15 @@ describe('notify URL', () => {
 
   // The test server listens on a free port, not on TRIGGER_BASE_URL's: `url` is rebased onto it.
   const trigger = async (extra: Record<string, unknown> = {}) => {
-    const t = (await api('POST', '/triggers', { project_id: ada.project_id, name: 'Deploys', default_message: 'Default text', integration_ids: [hook], ...extra })).body.data;
+    const t = (
+      await api('POST', '/triggers', {
+        project_id: ada.project_id,
+        name: 'Deploys',
+        default_message: 'Default text',
+        integration_ids: [hook],
+        ...extra,
+      })
+    ).body.data;
     assert.equal(t.url, `${cp.config.TRIGGER_BASE_URL}/api/notify/${t.id}`);
     return { id: t.id as string, token: t.token as string | undefined, url: `${cp.url}/api/notify/${t.id}` };
   };
@@ -31,14 +39,23 @@ describe('notify URL', () => {
     cp = await startTestControlPlane({ roles: ['api'] });
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
-    hook = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'hook', type: 'webhook', config: { url: 'https://hooks.example.com/x' } })).body.data.id;
+    hook = (
+      await api('POST', '/integrations', {
+        project_id: ada.project_id,
+        name: 'hook',
+        type: 'webhook',
+        config: { url: 'https://hooks.example.com/x' },
+      })
+    ).body.data.id;
   });
   after(() => cp.stop());
 
   describe('messages', () => {
     it('accepts a GET with the message in the query string and records the event, the counters and a delivery', async () => {
       const t = await trigger();
-      const { res, body } = await call(`${t.url}?message=${encodeURIComponent('Deployed v1.2 ✅')}`, { headers: { 'user-agent': 'deploy-script/1' } });
+      const { res, body } = await call(`${t.url}?message=${encodeURIComponent('Deployed v1.2 ✅')}`, {
+        headers: { 'user-agent': 'deploy-script/1' },
+      });
       assert.equal(res.status, 202);
       assert.equal(body.message, 'Notification accepted');
       assert.deepEqual(Object.keys(body.data).sort(), ['event_id', 'integrations']);
@@ -66,7 +83,10 @@ describe('notify URL', () => {
       assert.equal((await call(t.url)).res.status, 202);
       assert.equal((await call(`${t.url}?message=`, { method: 'POST' })).res.status, 202);
       const list = await events(t.id);
-      assert.deepEqual(list.data.map((e: { message: string }) => e.message), ['Default text', 'Default text']);
+      assert.deepEqual(
+        list.data.map((e: { message: string }) => e.message),
+        ['Default text', 'Default text'],
+      );
     });
 
     it('takes the message from a urlencoded form, a multipart form and a JSON body', async () => {
@@ -106,9 +126,13 @@ describe('notify URL', () => {
       }
     });
 
-    it('prefers the body\'s message to the query string\'s', async () => {
+    it("prefers the body's message to the query string's", async () => {
       const t = await trigger();
-      await call(`${t.url}?message=query`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'message=body' });
+      await call(`${t.url}?message=query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'message=body',
+      });
       assert.equal((await events(t.id)).data[0].message, 'body');
     });
 
@@ -236,7 +260,9 @@ describe('notify URL', () => {
     });
 
     it('sends only through active linked integrations, and nothing when none is active', async () => {
-      const paused = (await api('POST', '/integrations', { project_id: ada.project_id, name: 'off', type: 'ntfy', active: false, config: { topic: 'x' } })).body.data.id;
+      const paused = (
+        await api('POST', '/integrations', { project_id: ada.project_id, name: 'off', type: 'ntfy', active: false, config: { topic: 'x' } })
+      ).body.data.id;
       const both = await trigger({ integration_ids: [hook, paused] });
       assert.equal((await call(both.url)).body.data.integrations, 1);
       const none = await trigger({ integration_ids: [paused] });

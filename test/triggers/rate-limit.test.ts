@@ -23,7 +23,8 @@ describe('trigger rate limits under concurrency', () => {
   let api: Call;
 
   const trigger = async (extra: Record<string, unknown> = {}) => {
-    const t = (await api('POST', '/triggers', { project_id: ada.project_id, name: 'Deploys', default_message: 'Deployed', ...extra })).body.data;
+    const t = (await api('POST', '/triggers', { project_id: ada.project_id, name: 'Deploys', default_message: 'Deployed', ...extra })).body
+      .data;
     return { id: t.id as string, urls: [`${cp.url}/api/notify/${t.id}`, `${second.url}/api/notify/${t.id}`] };
   };
   /** `n` calls at once, alternating between the two processes. */
@@ -36,13 +37,21 @@ describe('trigger rate limits under concurrency', () => {
         }),
       ),
     );
-  const dbSecond = async (db: Db = own) => (await db<{ s: string }[]>`select floor(extract(epoch from clock_timestamp()))::bigint::text as s`)[0]!.s;
+  const dbSecond = async (db: Db = own) =>
+    (await db<{ s: string }[]>`select floor(extract(epoch from clock_timestamp()))::bigint::text as s`)[0]!.s;
   const waitingForRow = async () =>
-    (await own<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)[0]!.n;
-  const counters = async (id: string) => (await api('GET', `/triggers/${id}`)).body.data as { fire_count: number; last_fired_at: string | null };
+    (
+      await own<
+        { n: number }[]
+      >`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`
+    )[0]!.n;
+  const counters = async (id: string) =>
+    (await api('GET', `/triggers/${id}`)).body.data as { fire_count: number; last_fired_at: string | null };
   const lastIsNewest = async (id: string) =>
-    (await own<{ same: boolean }[]>`
-      select (select last_fired_at from triggers where id = ${id}) = (select max(fired_at) from trigger_events where trigger_id = ${id}) as same`)[0]!.same;
+    (
+      await own<{ same: boolean }[]>`
+      select (select last_fired_at from triggers where id = ${id}) = (select max(fired_at) from trigger_events where trigger_id = ${id}) as same`
+    )[0]!.same;
 
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api'] });
@@ -89,8 +98,10 @@ describe('trigger rate limits under concurrency', () => {
 
   it('accepts exactly max of 200 concurrent calls inside one window, and all of fewer calls than max', async () => {
     // A burst inside one window: a day's, unless the day is about to turn (then wait for it to).
-    const { left } = (await own<{ left: number }[]>`
-      select extract(epoch from date_trunc('day', clock_timestamp(), 'UTC') + interval '1 day' - clock_timestamp())::float8 as left`)[0]!;
+    const { left } = (
+      await own<{ left: number }[]>`
+      select extract(epoch from date_trunc('day', clock_timestamp(), 'UTC') + interval '1 day' - clock_timestamp())::float8 as left`
+    )[0]!;
     if (left < 30) await own`select pg_sleep(${left + 0.01})`;
     for (const [max, calls] of [
       [10, 200],
@@ -104,14 +115,17 @@ describe('trigger rate limits under concurrency', () => {
     }
   });
 
-  it('counts a call that waited behind a later second\'s calls in that later second, never in its own stale one', async () => {
+  it("counts a call that waited behind a later second's calls in that later second, never in its own stale one", async () => {
     const t = await trigger({ rate_limit: { max: 3, per: 'second' } });
     const late = await own.begin(async (tx) => {
       // This transaction starts now; its call is counted only after the next second has filled up.
       const { started } = (await tx<{ started: string }[]>`select now()::text as started`)[0]!;
       await own`select pg_sleep(extract(epoch from date_trunc('second', ${started}::timestamptz) + interval '1 second' - clock_timestamp()))`;
       const answers = await burst(t.urls.slice(0, 1), 3);
-      assert.deepEqual(answers.map((a) => a.status), [202, 202, 202]);
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [202, 202, 202],
+      );
       return countFire(tx, t.id);
     });
     assert.equal(late, undefined, 'the fourth call decided in a second already holding three is refused');

@@ -13,7 +13,14 @@ describe('triggers API', () => {
   let api: Call;
   const valid = () => ({ project_id: ada.project_id, name: 'Deploys', default_message: 'A deploy finished' });
   const integration = async (account: TestAccount, name = 'hook') =>
-    (await apiClient(cp.url, account.token)('POST', '/integrations', { project_id: account.project_id, name, type: 'ntfy', config: { topic: 'x' } })).body.data.id as string;
+    (
+      await apiClient(cp.url, account.token)('POST', '/integrations', {
+        project_id: account.project_id,
+        name,
+        type: 'ntfy',
+        config: { topic: 'x' },
+      })
+    ).body.data.id as string;
 
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api'], env: { TRIGGER_BASE_URL: 'https://notify.example.com/' } });
@@ -67,7 +74,9 @@ describe('triggers API', () => {
       const ok = await api('POST', '/triggers', { ...valid(), integration_ids: [mine] });
       assert.deepEqual(ok.body.data.integration_ids, [mine]);
       assertInvalid(await api('POST', '/triggers', { ...valid(), integration_ids: [mine, theirs] }), ['integration_ids.1']);
-      assertInvalid(await api('POST', '/triggers', { ...valid(), integration_ids: ['00000000-0000-4000-8000-000000000000'] }), ['integration_ids.0']);
+      assertInvalid(await api('POST', '/triggers', { ...valid(), integration_ids: ['00000000-0000-4000-8000-000000000000'] }), [
+        'integration_ids.0',
+      ]);
       assertInvalid(await api('POST', '/triggers', { ...valid(), integration_ids: ['nope'] }), ['integration_ids.0']);
     });
 
@@ -163,7 +172,8 @@ describe('triggers API', () => {
     let bobs: string;
     before(async () => {
       bob = await createAccount(cp.db.sql);
-      bobs = (await apiClient(cp.url, bob.token)('POST', '/triggers', { project_id: bob.project_id, name: 'b', default_message: 'b' })).body.data.id;
+      bobs = (await apiClient(cp.url, bob.token)('POST', '/triggers', { project_id: bob.project_id, name: 'b', default_message: 'b' })).body
+        .data.id;
     });
 
     it('answers 401 without a valid token', async () => {
@@ -171,13 +181,13 @@ describe('triggers API', () => {
       assert.equal((await apiClient(cp.url, 'upt_nope')('POST', '/triggers', valid())).status, 401);
     });
 
-    it('answers 403 for another tenant\'s project_id', async () => {
+    it("answers 403 for another tenant's project_id", async () => {
       assert.deepEqual((await api('GET', `/triggers?project_id=${bob.project_id}`)).body, { message: 'Unauthorized access' });
       assert.equal((await api('POST', '/triggers', { ...valid(), project_id: bob.project_id })).status, 403);
       assert.equal((await api('POST', '/triggers', { ...valid(), project_id: '00000000-0000-4000-8000-000000000000' })).status, 403);
     });
 
-    it('answers 404 for another tenant\'s trigger, an unknown or a malformed id on every route', async () => {
+    it("answers 404 for another tenant's trigger, an unknown or a malformed id on every route", async () => {
       for (const id of [bobs, '00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
         for (const [method, path, body] of [
           ['GET', `/triggers/${id}`],
@@ -199,7 +209,7 @@ describe('triggers API', () => {
       assert.equal((await api('GET', `/triggers/${created.id}`)).status, 404);
     });
 
-    it('lists the caller\'s triggers 25 a page, oldest first, with the list meta', async () => {
+    it("lists the caller's triggers 25 a page, oldest first, with the list meta", async () => {
       const carl = await createAccount(cp.db.sql);
       const carlApi = apiClient(cp.url, carl.token);
       const second = (await carlApi('POST', '/projects', { name: 'Second' })).body.data.id;
@@ -209,9 +219,15 @@ describe('triggers API', () => {
       assert.deepEqual(all.body.meta, { current_page: 1, per_page: 25, total: 27, last_page: 2 });
       assert.equal(all.body.data[0].name, 't0');
       const p2 = await carlApi('GET', `/triggers?project_id=${carl.project_id}&page=2`);
-      assert.deepEqual(p2.body.data.map((t: { name: string }) => t.name), ['t25']);
+      assert.deepEqual(
+        p2.body.data.map((t: { name: string }) => t.name),
+        ['t25'],
+      );
       const other = await carlApi('GET', `/triggers?project_id=${second}`);
-      assert.deepEqual(other.body.data.map((t: { name: string }) => t.name), ['s0']);
+      assert.deepEqual(
+        other.body.data.map((t: { name: string }) => t.name),
+        ['s0'],
+      );
       assertInvalid(await carlApi('GET', '/triggers?page=abc'), ['page']);
     });
   });

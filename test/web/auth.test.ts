@@ -52,11 +52,21 @@ describe('dashboard sign-in and sessions', () => {
   it('returns to the page asked for after signing in, but never to another site', async () => {
     const web = webClient(cp.url);
     const page = await web.get('/app/sign-in?next=/app/heartbeats');
-    const ok = await web.post('/app/sign-in', { _csrf: csrfOf(page.text), email: account.email, password: account.password, next: '/app/heartbeats' });
+    const ok = await web.post('/app/sign-in', {
+      _csrf: csrfOf(page.text),
+      email: account.email,
+      password: account.password,
+      next: '/app/heartbeats',
+    });
     assert.equal(ok.location, '/app/heartbeats');
     const other = webClient(cp.url);
     const page2 = await other.get('/app/sign-in');
-    const evil = await other.post('/app/sign-in', { _csrf: csrfOf(page2.text), email: account.email, password: account.password, next: '//evil.example/' });
+    const evil = await other.post('/app/sign-in', {
+      _csrf: csrfOf(page2.text),
+      email: account.email,
+      password: account.password,
+      next: '//evil.example/',
+    });
     assert.equal(evil.location, '/');
   });
 
@@ -77,7 +87,11 @@ describe('dashboard sign-in and sessions', () => {
     const wrong = await web.post('/app/sign-in', { _csrf: 'x'.repeat(43), email: account.email, password: account.password });
     assert.equal(wrong.status, 403);
     const page = await web.get('/app/sign-in');
-    const cross = await web.post('/app/sign-in', { _csrf: csrfOf(page.text), email: account.email, password: account.password }, { origin: 'https://evil.example' });
+    const cross = await web.post(
+      '/app/sign-in',
+      { _csrf: csrfOf(page.text), email: account.email, password: account.password },
+      { origin: 'https://evil.example' },
+    );
     assert.equal(cross.status, 403);
     assert.equal(web.jar.has('uptime_session'), false);
   });
@@ -93,7 +107,11 @@ describe('dashboard sign-in and sessions', () => {
     const wrong = await web.post('/app/settings/tokens', { name: 'csrf-of-another-session', _csrf: csrfOf(otherSessions.text) });
     assert.equal(wrong.status, 403, 'a token is bound to its own session');
     const page = await web.get('/app/settings/tokens');
-    const cross = await web.post('/app/settings/tokens', { name: 'cross-site', _csrf: csrfOf(page.text) }, { 'sec-fetch-site': 'cross-site' });
+    const cross = await web.post(
+      '/app/settings/tokens',
+      { name: 'cross-site', _csrf: csrfOf(page.text) },
+      { 'sec-fetch-site': 'cross-site' },
+    );
     assert.equal(cross.status, 403);
     const rows = await cp.db.sql`select name from api_tokens where name in ('csrf-less', 'csrf-of-another-session', 'cross-site')`;
     assert.equal(rows.length, 0);
@@ -130,10 +148,14 @@ describe('dashboard sign-in and sessions', () => {
     const web = webClient(cp.url);
     await web.signIn(account.email, account.password);
     const token = web.jar.get('uptime_session')!;
-    await cp.db.sql`update web_sessions set last_seen_at = now() - interval '2 hours', expires_at = now() + interval '1 hour' where token_hash = sha256(${token}::bytea)`;
+    await cp.db
+      .sql`update web_sessions set last_seen_at = now() - interval '2 hours', expires_at = now() + interval '1 hour' where token_hash = sha256(${token}::bytea)`;
     const res = await web.get('/');
     assert.equal(res.status, 200);
-    assert.ok(res.setCookies.some((c) => c.startsWith('uptime_session=')), 'the cookie follows the new expiry');
+    assert.ok(
+      res.setCookies.some((c) => c.startsWith('uptime_session=')),
+      'the cookie follows the new expiry',
+    );
     const [row] = await cp.db.sql<{ hours: number }[]>`
       select extract(epoch from (expires_at - now())) / 3600 as hours from web_sessions where token_hash = sha256(${token}::bytea)`;
     assert.ok(Number(row!.hours) > 300, `expires in ${row!.hours} h`);
@@ -150,7 +172,14 @@ describe('sign-in throttling', () => {
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api'] });
     // A second process over the same database: the limits are shared.
-    second = await buildApp({ config: cp.config, sql: cp.db.sql, nc: cp.nats.nc, log: quietLog, keys: cp.cp.keys, now: () => new Date(clock) });
+    second = await buildApp({
+      config: cp.config,
+      sql: cp.db.sql,
+      nc: cp.nats.nc,
+      log: quietLog,
+      keys: cp.cp.keys,
+      now: () => new Date(clock),
+    });
     await second.listen({ port: 0, host: '127.0.0.1' });
     secondUrl = `http://127.0.0.1:${(second.server.address() as { port: number }).port}`;
   });
@@ -164,13 +193,18 @@ describe('sign-in throttling', () => {
 
   it('lets the user in from their own address while an attacker on another address is throttled, on any process', async () => {
     const account = await createAccount(cp.db.sql);
-    for (let i = 0; i < 5; i++) assert.equal((await from('127.0.0.2', i % 2 ? secondUrl : cp.url).signIn(account.email, `wrong ${i}`)).status, 401);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await from('127.0.0.2', i % 2 ? secondUrl : cp.url).signIn(account.email, `wrong ${i}`)).status, 401);
     assert.equal((await from('127.0.0.3').signIn(account.email, account.password)).status, 303, 'the user, on their own address, gets in');
     assert.equal((await from('127.0.0.3', cp.url).signIn(account.email, account.password)).status, 303);
 
     clock = Date.now();
     const attacker = await from('127.0.0.2').signIn(account.email.toUpperCase(), account.password);
-    assert.equal(attacker.status, 429, 'the attacker\'s address is held back, even with the right password (emails compare case-insensitively)');
+    assert.equal(
+      attacker.status,
+      429,
+      "the attacker's address is held back, even with the right password (emails compare case-insensitively)",
+    );
     assert.match(attacker.text, /Too many sign-in attempts/);
     const retryAfter = Number(attacker.headers.get('retry-after'));
     assert.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After ${retryAfter}: a minute after the fifth failure`);
@@ -200,7 +234,11 @@ describe('sign-in throttling', () => {
     for (let round = 0; round < 2; round++) {
       const user = from('127.0.0.5');
       for (let i = 0; i < 4; i++) assert.equal((await user.signIn(account.email, `typo ${i}`)).status, 401);
-      assert.equal((await user.signIn(account.email, account.password)).status, 303, `round ${round}: 8 failures in all, only 4 since the last success`);
+      assert.equal(
+        (await user.signIn(account.email, account.password)).status,
+        303,
+        `round ${round}: 8 failures in all, only 4 since the last success`,
+      );
     }
   });
 
@@ -218,7 +256,11 @@ describe('sign-in throttling', () => {
     const fresh = await from('127.0.0.8').signIn(account.email, account.password);
     assert.equal(fresh.status, 429, 'an address the account never signed in from waits');
     assert.equal(fresh.headers.get('retry-after'), '60');
-    assert.equal((await from('127.0.0.6').signIn(account.email, account.password)).status, 303, 'the address the user signed in from before gets in');
+    assert.equal(
+      (await from('127.0.0.6').signIn(account.email, account.password)).status,
+      303,
+      'the address the user signed in from before gets in',
+    );
   });
 
   it('holds back an address that failed 30 times across accounts, whatever the email, and no other address', async () => {
@@ -239,7 +281,10 @@ describe('the client address behind a proxy', () => {
   let trusting: TestControlPlane;
   let direct: TestControlPlane;
   before(async () => {
-    [trusting, direct] = await Promise.all([startTestControlPlane({ roles: ['api'], env: { TRUST_PROXY: '127.0.0.1' } }), startTestControlPlane({ roles: ['api'] })]);
+    [trusting, direct] = await Promise.all([
+      startTestControlPlane({ roles: ['api'], env: { TRUST_PROXY: '127.0.0.1' } }),
+      startTestControlPlane({ roles: ['api'] }),
+    ]);
   });
   after(() => Promise.all([trusting.stop(), direct.stop()]));
 
@@ -305,13 +350,20 @@ describe('sign-up', () => {
 
   it('creates a user with an organization and its Default project, and signs them in', async () => {
     const web = webClient(open.url);
-    const res = await web.submit('/app/sign-up', '/app/sign-up', { email: 'ada@example.test', password: 'a long password', organization: 'Analytical Engines' });
+    const res = await web.submit('/app/sign-up', '/app/sign-up', {
+      email: 'ada@example.test',
+      password: 'a long password',
+      organization: 'Analytical Engines',
+    });
     assert.equal(res.status, 303);
     const home = await web.get('/');
     assert.equal(home.status, 200);
     assert.match(home.text, /Analytical Engines/);
     assert.match(home.text, /Default/);
-    const again = await webClient(open.url).submit('/app/sign-up', '/app/sign-up', { email: 'ADA@example.test', password: 'another long one' });
+    const again = await webClient(open.url).submit('/app/sign-up', '/app/sign-up', {
+      email: 'ADA@example.test',
+      password: 'another long one',
+    });
     assert.equal(again.status, 409);
     const short = await webClient(open.url).submit('/app/sign-up', '/app/sign-up', { email: 'bob@example.test', password: 'short' });
     assert.equal(short.status, 422);

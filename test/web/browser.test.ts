@@ -213,7 +213,11 @@ describe('the dashboard in a browser', () => {
       await page.click('button:has-text("Create trigger")');
       const token = (await page.textContent('[data-testid=trigger-token]'))!;
       const url = (await page.textContent('[data-testid=trigger-url]'))!;
-      const fired = await fetch(`${cp.url}/api/notify/${url.split('/').at(-1)}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'message=v1.4.0 is live' });
+      const fired = await fetch(`${cp.url}/api/notify/${url.split('/').at(-1)}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'message=v1.4.0 is live',
+      });
       assert.equal(fired.status, 202);
       await page.waitForSelector('td:has-text("v1.4.0 is live")', { timeout: 15_000 });
       await shot('14-trigger-detail');
@@ -225,7 +229,10 @@ describe('the dashboard in a browser', () => {
   it('fits a phone screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn();
-    for (const [path, name] of [['/', '10-phone-overview'], ['/app/monitors', '11-phone-monitors']] as const) {
+    for (const [path, name] of [
+      ['/', '10-phone-overview'],
+      ['/app/monitors', '11-phone-monitors'],
+    ] as const) {
       await page.goto(cp.url + path);
       await shot(name);
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');

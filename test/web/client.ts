@@ -28,7 +28,10 @@ export function webClient(baseUrl: string, opts: { headers?: Record<string, stri
   const jar = new Map<string, string>();
   const dispatcher = opts.localAddress ? fromAddress(opts.localAddress) : undefined;
   // The package's own fetch honours its own dispatcher; the two fetches' types differ only in detail.
-  const send = (dispatcher ? undiciFetch : fetch) as unknown as (url: string, init: Omit<RequestInit, 'dispatcher'> & { dispatcher?: Agent }) => Promise<Response>;
+  const send = (dispatcher ? undiciFetch : fetch) as unknown as (
+    url: string,
+    init: Omit<RequestInit, 'dispatcher'> & { dispatcher?: Agent },
+  ) => Promise<Response>;
 
   const remember = (setCookies: string[]) => {
     for (const line of setCookies) {
@@ -36,13 +39,20 @@ export function webClient(baseUrl: string, opts: { headers?: Record<string, stri
       const eq = pair!.indexOf('=');
       const name = pair!.slice(0, eq).trim();
       const value = pair!.slice(eq + 1).trim();
-      const expired = attrs.some((a) => /^\s*max-age=0$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()));
+      const expired = attrs.some(
+        (a) => /^\s*max-age=0$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()),
+      );
       if (expired || value === '') jar.delete(name);
       else jar.set(name, value);
     }
   };
 
-  async function request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<WebResponse> {
+  async function request(
+    method: string,
+    path: string,
+    form?: Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<WebResponse> {
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
     const res = await send(baseUrl + path, {
       ...(dispatcher ? { dispatcher } : {}),

@@ -16,7 +16,10 @@ describe('dashboard pages', () => {
 
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api'] });
-    [ada, bob] = await Promise.all([createAccount(cp.db.sql, { email: 'ada@example.test' }), createAccount(cp.db.sql, { email: 'bob@example.test' })]);
+    [ada, bob] = await Promise.all([
+      createAccount(cp.db.sql, { email: 'ada@example.test' }),
+      createAccount(cp.db.sql, { email: 'bob@example.test' }),
+    ]);
     web = webClient(cp.url);
     await web.signIn(ada.email, ada.password);
     api = apiClient(cp.url, ada.token);
@@ -25,17 +28,32 @@ describe('dashboard pages', () => {
 
   const monitor = async (name = 'Home', extra: object = {}) =>
     (await api('POST', '/monitors', { name, url: 'https://example.com/health', project_id: ada.project_id, ...extra })).body.data;
-  const heartbeat = async (name = 'Backup') => (await api('POST', '/heartbeats', { name, project_id: ada.project_id, cron_schedule: '0 3 * * *' })).body.data;
+  const heartbeat = async (name = 'Backup') =>
+    (await api('POST', '/heartbeats', { name, project_id: ada.project_id, cron_schedule: '0 3 * * *' })).body.data;
 
   it('serves every page as text/html; charset=utf-8 under a strict content security policy', async () => {
     const m = await monitor('Pages');
     const h = await heartbeat('Pages');
     await seedResults(cp.db.sql, m.id, { hours: 2 });
     const paths = [
-      '/', '/app/monitors', '/app/monitors/new', `/app/monitors/${m.id}`, `/app/monitors/${m.id}?range=7d`, `/app/monitors/${m.id}/edit`,
-      '/app/heartbeats', '/app/heartbeats/new', `/app/heartbeats/${h.id}`, `/app/heartbeats/${h.id}/edit`,
-      '/app/triggers', '/app/triggers/new', '/app/integrations', '/app/integrations/new', '/app/integrations/new?type=email',
-      '/app/settings/tokens', '/app/settings/members', '/app/settings/project',
+      '/',
+      '/app/monitors',
+      '/app/monitors/new',
+      `/app/monitors/${m.id}`,
+      `/app/monitors/${m.id}?range=7d`,
+      `/app/monitors/${m.id}/edit`,
+      '/app/heartbeats',
+      '/app/heartbeats/new',
+      `/app/heartbeats/${h.id}`,
+      `/app/heartbeats/${h.id}/edit`,
+      '/app/triggers',
+      '/app/triggers/new',
+      '/app/integrations',
+      '/app/integrations/new',
+      '/app/integrations/new?type=email',
+      '/app/settings/tokens',
+      '/app/settings/members',
+      '/app/settings/project',
     ];
     for (const path of paths) {
       const res = await web.get(path);
@@ -50,7 +68,6 @@ describe('dashboard pages', () => {
     assert.equal(css.headers.get('content-type'), 'text/css; charset=utf-8');
     assert.match(css.headers.get('cache-control')!, /immutable/);
   });
-
 
   it('answers an unknown dashboard page with an HTML 404', async () => {
     const res = await web.get('/app/nothing-here');
@@ -69,24 +86,52 @@ describe('dashboard pages', () => {
     }
   });
 
-  it('creates and edits a monitor through its form, with the API\'s rules and field errors', async () => {
-    const bad = await web.submit('/app/monitors/new', '/app/monitors', { name: '', url: 'ftp://example.com', _method: 'GET', valid_http_codes: '200-299, 7', interval: '60' });
+  it("creates and edits a monitor through its form, with the API's rules and field errors", async () => {
+    const bad = await web.submit('/app/monitors/new', '/app/monitors', {
+      name: '',
+      url: 'ftp://example.com',
+      _method: 'GET',
+      valid_http_codes: '200-299, 7',
+      interval: '60',
+    });
     assert.equal(bad.status, 422);
     assert.match(bad.text, /This field is required/);
     assert.match(bad.text, /Use codes and ranges/);
     const ok = await web.submit('/app/monitors/new', '/app/monitors', {
-      name: 'Form', url: 'https://example.org', _method: 'POST', valid_http_codes: '200-204, 301', interval: '300', timeout: '20',
-      regions: 'eu-west, us-east', basic_auth_username: 'probe', basic_auth_password: 's3cret', follow_redirects: 'on',
+      name: 'Form',
+      url: 'https://example.org',
+      _method: 'POST',
+      valid_http_codes: '200-204, 301',
+      interval: '300',
+      timeout: '20',
+      regions: 'eu-west, us-east',
+      basic_auth_username: 'probe',
+      basic_auth_password: 's3cret',
+      follow_redirects: 'on',
     });
     assert.equal(ok.status, 303);
     const id = ok.location!.split('/').at(-1)!;
     const created = (await api('GET', `/monitors/${id}`)).body.data;
     assert.deepEqual(
-      { method: created.method, codes: created.valid_http_codes, interval: created.interval, timeout: created.timeout, regions: created.regions, user: created.basic_auth_username },
+      {
+        method: created.method,
+        codes: created.valid_http_codes,
+        interval: created.interval,
+        timeout: created.timeout,
+        regions: created.regions,
+        user: created.basic_auth_username,
+      },
       { method: 'POST', codes: [200, 201, 202, 203, 204, 301], interval: 300, timeout: 20, regions: ['eu-west', 'us-east'], user: 'probe' },
     );
     const edited = await web.submit(`/app/monitors/${id}/edit`, `/app/monitors/${id}/edit`, {
-      name: 'Form edited', url: 'https://example.org', _method: 'GET', valid_http_codes: '200', interval: '60', timeout: '', regions: '', basic_auth_username: '',
+      name: 'Form edited',
+      url: 'https://example.org',
+      _method: 'GET',
+      valid_http_codes: '200',
+      interval: '60',
+      timeout: '',
+      regions: '',
+      basic_auth_username: '',
     });
     assert.equal(edited.status, 303);
     const after = (await api('GET', `/monitors/${id}`)).body.data;
@@ -111,7 +156,14 @@ describe('dashboard pages', () => {
   });
 
   it('creates a heartbeat with a period and pauses it', async () => {
-    const res = await web.submit('/app/heartbeats/new', '/app/heartbeats', { name: 'Worker', schedule_kind: 'period', period: '300', cron_schedule: '', timezone: 'UTC', grace_period: '120' });
+    const res = await web.submit('/app/heartbeats/new', '/app/heartbeats', {
+      name: 'Worker',
+      schedule_kind: 'period',
+      period: '300',
+      cron_schedule: '',
+      timezone: 'UTC',
+      grace_period: '120',
+    });
     assert.equal(res.status, 303);
     const id = res.location!.split('/').at(-1)!;
     const hb = (await api('GET', `/heartbeats/${id}`)).body.data;
@@ -121,13 +173,21 @@ describe('dashboard pages', () => {
     assert.ok(page.text.includes(hb.ping_url) && page.text.includes(hb.start_url) && page.text.includes(hb.fail_url));
     await web.submit(`/app/heartbeats/${id}`, `/app/heartbeats/${id}/pause`, {});
     assert.equal((await api('GET', `/heartbeats/${id}`)).body.data.status, 'paused');
-    const badCron = await web.submit('/app/heartbeats/new', '/app/heartbeats', { name: 'Bad', schedule_kind: 'cron', cron_schedule: '* * *', timezone: 'UTC', grace_period: '120' });
+    const badCron = await web.submit('/app/heartbeats/new', '/app/heartbeats', {
+      name: 'Bad',
+      schedule_kind: 'cron',
+      cron_schedule: '* * *',
+      timezone: 'UTC',
+      grace_period: '120',
+    });
     assert.equal(badCron.status, 422);
     assert.match(badCron.text, /This field is not a valid cron expression/);
   });
 
   it('shows resources of other tenants as not found, and changes none of them', async () => {
-    const theirs = (await apiClient(cp.url, bob.token)('POST', '/monitors', { name: 'Bob', url: 'https://bob.example', project_id: bob.project_id })).body.data;
+    const theirs = (
+      await apiClient(cp.url, bob.token)('POST', '/monitors', { name: 'Bob', url: 'https://bob.example', project_id: bob.project_id })
+    ).body.data;
     assert.equal((await web.get(`/app/monitors/${theirs.id}`)).status, 404);
     assert.equal((await web.get(`/app/monitors/${theirs.id}?fragment=1`)).status, 404);
     assert.equal((await web.submit('/', `/app/monitors/${theirs.id}/pause`, {})).status, 404);
@@ -174,9 +234,18 @@ describe('dashboard pages', () => {
     const second = await web.submit('/app/settings/tokens', '/app/settings/tokens/mcp', {});
     const two = /data-testid="token-value">(uptm_[^<]+)</.exec(second.text)![1]!;
     assert.notEqual(one, two);
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
     const mcp = (token: string) =>
-      fetch(`${cp.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(init) });
+      fetch(`${cp.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(init),
+      });
     assert.equal((await mcp(one)).status, 401, 'rotation retires the old token');
     assert.equal((await mcp(two)).status, 200);
     await web.submit('/app/settings/tokens', '/app/settings/tokens/mcp/revoke', {});
@@ -201,7 +270,7 @@ describe('dashboard pages', () => {
     assert.match(members.text, /Only owners of/);
     assert.doesNotMatch(members.text, /Add member/);
     const m = await monitor('Shared');
-    assert.equal((await carolWeb.get(`/app/monitors/${m.id}`)).status, 200, 'a member sees the organization\'s projects');
+    assert.equal((await carolWeb.get(`/app/monitors/${m.id}`)).status, 200, "a member sees the organization's projects");
     const byMember = await carolWeb.post('/app/settings/members', { _csrf: csrfOf(members.text), email: 'bob@example.test' });
     assert.equal(byMember.status, 403);
     const removeByMember = await carolWeb.post(`/app/settings/members/${ada.user_id}/remove`, { _csrf: csrfOf(members.text) });
@@ -215,11 +284,18 @@ describe('dashboard pages', () => {
   });
 
   it('creates a project and switches between projects', async () => {
-    const created = await web.submit('/app/settings/project', '/app/settings/project/new', { new_name: 'Staging', organization_id: ada.organization_id });
+    const created = await web.submit('/app/settings/project', '/app/settings/project/new', {
+      new_name: 'Staging',
+      organization_id: ada.organization_id,
+    });
     assert.equal(created.status, 303);
     const home = await web.get('/');
     assert.match(home.text, /<strong>Staging<\/strong>/);
-    const back = await web.post('/app/switch', { _csrf: csrfOf(home.text), project_id: ada.project_id }, { referer: `${cp.url}/app/heartbeats/123` });
+    const back = await web.post(
+      '/app/switch',
+      { _csrf: csrfOf(home.text), project_id: ada.project_id },
+      { referer: `${cp.url}/app/heartbeats/123` },
+    );
     assert.equal(back.location, '/app/heartbeats');
     assert.match((await web.get('/')).text, /<strong>Default<\/strong>/);
   });
@@ -273,10 +349,15 @@ describe('dashboard pages', () => {
   it('creates a webhook integration, sends a test to it and shows the delivery', async () => {
     const sink = await startWebhookSink();
     try {
-      const bad = await web.submit('/app/integrations/new?type=webhook', '/app/integrations?type=webhook', { name: 'Hook', 'config.url': 'not a url' });
+      const bad = await web.submit('/app/integrations/new?type=webhook', '/app/integrations?type=webhook', {
+        name: 'Hook',
+        'config.url': 'not a url',
+      });
       assert.equal(bad.status, 422);
       const created = await web.submit('/app/integrations/new?type=webhook', '/app/integrations?type=webhook', {
-        name: 'Ops hook', 'config.url': `${sink.url}/hook`, 'config.headers': 'X-Team: ops',
+        name: 'Ops hook',
+        'config.url': `${sink.url}/hook`,
+        'config.headers': 'X-Team: ops',
       });
       assert.equal(created.status, 303);
       const page = created.location!;
@@ -295,14 +376,32 @@ describe('dashboard pages', () => {
   });
 
   it('links integrations to a monitor from its form', async () => {
-    const hook = await api('POST', '/integrations', { project_id: ada.project_id, name: 'Linked', type: 'slack', config: { url: 'https://hooks.slack.example/x' } });
-    const res = await web.submit('/app/monitors/new', '/app/monitors', { name: 'With alerts', url: 'https://example.net', _method: 'GET', valid_http_codes: '200', interval: '60', integration_ids: hook.body.data.id });
+    const hook = await api('POST', '/integrations', {
+      project_id: ada.project_id,
+      name: 'Linked',
+      type: 'slack',
+      config: { url: 'https://hooks.slack.example/x' },
+    });
+    const res = await web.submit('/app/monitors/new', '/app/monitors', {
+      name: 'With alerts',
+      url: 'https://example.net',
+      _method: 'GET',
+      valid_http_codes: '200',
+      interval: '60',
+      integration_ids: hook.body.data.id,
+    });
     const id = res.location!.split('/').at(-1)!;
     assert.deepEqual((await api('GET', `/monitors/${id}`)).body.data.integration_ids, [hook.body.data.id]);
   });
 
   it('creates a protected trigger, shows its token once and lists its calls', async () => {
-    const created = await web.submit('/app/triggers/new', '/app/triggers', { name: 'Deploys', default_message: 'Deployed', token_protected: 'on', rate_max: '10', rate_per: 'minute' });
+    const created = await web.submit('/app/triggers/new', '/app/triggers', {
+      name: 'Deploys',
+      default_message: 'Deployed',
+      token_protected: 'on',
+      rate_max: '10',
+      rate_per: 'minute',
+    });
     assert.equal(created.status, 201);
     const token = /data-testid="trigger-token">([^<]+)</.exec(created.text)![1]!;
     const url = /data-testid="trigger-url">([^<]+)</.exec(created.text)![1]!;
@@ -321,6 +420,9 @@ describe('dashboard pages', () => {
     const doc = (await api('GET', '/openapi.json')).body;
     const paths = Object.keys(doc.paths);
     assert.ok(paths.includes('/monitors'));
-    assert.deepEqual(paths.filter((p) => /^\/(app|status|badge|assets|mcp)\b|^\/$/.test(p)), []);
+    assert.deepEqual(
+      paths.filter((p) => /^\/(app|status|badge|assets|mcp)\b|^\/$/.test(p)),
+      [],
+    );
   });
 });

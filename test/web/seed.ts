@@ -48,7 +48,13 @@ export async function markChecked(sql: Sql, monitorId: string, status: 1 | 2, at
   await sql`update monitors set status = ${status}, last_checked_at = ${at.toISOString()} where id = ${monitorId}`;
 }
 
-export async function seedIncident(sql: Sql, monitorId: string, startedAt: Date, endedAt: Date | null, cause = 'timeout: no response within 10 s'): Promise<void> {
+export async function seedIncident(
+  sql: Sql,
+  monitorId: string,
+  startedAt: Date,
+  endedAt: Date | null,
+  cause = 'timeout: no response within 10 s',
+): Promise<void> {
   await sql`
     insert into incidents (monitor_id, started_at, ended_at, cause, regions)
     values (${monitorId}, ${startedAt.toISOString()}, ${endedAt?.toISOString() ?? null}, ${cause}, ${sql.array(['eu-west', 'us-east'])})`;

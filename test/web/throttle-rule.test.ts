@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FORGET_AFTER_MS, nextAttemptAt, signInTiers, tiers, verdict, type Counters, type Failures } from '../../control-plane/src/accounts/throttle-rule.ts';
+import {
+  FORGET_AFTER_MS,
+  nextAttemptAt,
+  signInTiers,
+  tiers,
+  verdict,
+  type Counters,
+  type Failures,
+} from '../../control-plane/src/accounts/throttle-rule.ts';
 
 const T = Date.parse('2026-03-01T12:00:00Z');
 const s = 1000;
@@ -37,9 +45,14 @@ describe('the sign-in throttle rule', () => {
   });
 
   const verdicts: [string, Counters, number, ReturnType<typeof verdict>][] = [
-    ['nothing counted: goes ahead, counted everywhere', { pair: f(0, null), account: f(0, null), address: f(0, null) }, T, { allowed: true, counters: { pair: f(1), account: f(1), address: f(1) } }],
     [
-      'an attacker\'s pair is full: held back a minute',
+      'nothing counted: goes ahead, counted everywhere',
+      { pair: f(0, null), account: f(0, null), address: f(0, null) },
+      T,
+      { allowed: true, counters: { pair: f(1), account: f(1), address: f(1) } },
+    ],
+    [
+      "an attacker's pair is full: held back a minute",
       { pair: f(5), account: f(5), address: f(5) },
       T + 10 * s,
       { allowed: false, retryAfterSeconds: 50, by: 'pair' },
@@ -62,7 +75,12 @@ describe('the sign-in throttle rule', () => {
       T,
       { allowed: true, counters: { pair: f(1), address: f(1) } },
     ],
-    ['an address failed 30 times across accounts', { pair: f(0, null), account: f(0, null), address: f(30) }, T, { allowed: false, retryAfterSeconds: 60, by: 'address' }],
+    [
+      'an address failed 30 times across accounts',
+      { pair: f(0, null), account: f(0, null), address: f(30) },
+      T,
+      { allowed: false, retryAfterSeconds: 60, by: 'address' },
+    ],
     [
       'the longest wait wins',
       { pair: f(6), account: f(0, null), address: f(31) },
@@ -82,7 +100,7 @@ describe('the sign-in throttle rule', () => {
       { allowed: true, counters: { pair: f(41) } },
     ],
     [
-      'another process\'s clock a little ahead: the last failure never goes back',
+      "another process's clock a little ahead: the last failure never goes back",
       { pair: f(2, T + 2 * s) },
       T,
       { allowed: true, counters: { pair: f(3, T + 2 * s) } },

@@ -70,9 +70,7 @@ export function createAuthenticator(opts: { sql: Sql; log: Logger; kind: TokenKi
     async authenticate(req) {
       const token = parseBearer(req.headers.authorization);
       if (!token) throw new AppError('UNAUTHORIZED');
-      const [row] = await sql<
-        { id: string; user_id: string; org_ids: string[]; owned_org_ids: string[]; project_ids: string[] }[]
-      >`
+      const [row] = await sql<{ id: string; user_id: string; org_ids: string[]; owned_org_ids: string[]; project_ids: string[] }[]>`
         select t.id, t.user_id,
           coalesce(array_agg(distinct m.organization_id) filter (where m.organization_id is not null), '{}') as org_ids,
           coalesce(array_agg(distinct m.organization_id) filter (where m.role = 'owner'), '{}') as owned_org_ids,

@@ -59,9 +59,7 @@ export function signInTiers(knownAddress: boolean): TierName[] {
   return knownAddress ? ['pair', 'address'] : ['pair', 'account', 'address'];
 }
 
-export type Verdict =
-  | { allowed: true; counters: Counters }
-  | { allowed: false; retryAfterSeconds: number; by: TierName };
+export type Verdict = { allowed: true; counters: Counters } | { allowed: false; retryAfterSeconds: number; by: TierName };
 
 /**
  * Whether an attempt may go ahead now, and if so the counters with it counted (it is counted as

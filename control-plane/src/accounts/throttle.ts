@@ -18,8 +18,7 @@ function keyOf(tier: TierName, email: string, address: string): string {
 }
 
 export type Reservation =
-  | { allowed: true; email: string; address: string; counted: TierName[] }
-  | { allowed: false; retryAfterSeconds: number; by: TierName };
+  { allowed: true; email: string; address: string; counted: TierName[] } | { allowed: false; retryAfterSeconds: number; by: TierName };
 
 /** Checks the named counters at `now` and, when the attempt may go ahead, counts it in each. */
 async function reserve(sql: Sql, keys: Partial<Record<TierName, string>>, now: Date): Promise<Verdict> {
@@ -70,7 +69,12 @@ export async function reserveSignUp(sql: Sql, address: string, now: Date): Promi
  * as one the account signs in from.
  */
 export async function signInSucceeded(sql: Sql, r: Extract<Reservation, { allowed: true }>, now: Date): Promise<void> {
-  const given = arrayLiteral(r.counted.filter((n) => n !== 'pair').map((n) => keyOf(n, r.email, r.address)).sort());
+  const given = arrayLiteral(
+    r.counted
+      .filter((n) => n !== 'pair')
+      .map((n) => keyOf(n, r.email, r.address))
+      .sort(),
+  );
   await sql.begin(async (tx) => {
     await tx`delete from sign_in_failures where key = ${keyOf('pair', r.email, r.address)}`;
     await tx`update sign_in_failures set failures = greatest(failures - 1, 0) where key = any(${given}::text[])`;

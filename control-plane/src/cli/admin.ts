@@ -48,7 +48,9 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
   const user = program.command('user').description('Manage user accounts.');
   user
     .command('create')
-    .description('Create a user with an organization they own and a project named Default. Prints {"user_id","organization_id","project_id"}.')
+    .description(
+      'Create a user with an organization they own and a project named Default. Prints {"user_id","organization_id","project_id"}.',
+    )
     .requiredOption('--email <email>', 'sign-in email')
     .requiredOption('--password <password>', 'sign-in password (at least 8 characters)')
     .option('--org <name>', 'organization name (default: derived from the email)')
@@ -56,7 +58,11 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
       if (!/^[^\s@]+@[^\s@]+$/.test(opts.email)) throw new Error('--email must be an email address');
       if (opts.password.length < 8) throw new Error('--password must be at least 8 characters');
       await withDatabase(ctx, async (sql) => {
-        const created = await createUser(sql, { email: opts.email, password: opts.password, ...(opts.org ? { organization: opts.org } : {}) });
+        const created = await createUser(sql, {
+          email: opts.email,
+          password: opts.password,
+          ...(opts.org ? { organization: opts.org } : {}),
+        });
         return JSON.stringify(created);
       });
     });
@@ -67,7 +73,7 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
     .description('Create a token for a user and print it (shown once; only its hash is stored).')
     .requiredOption('--email <email>', 'the user')
     .requiredOption('--name <name>', 'a descriptive name')
-    .option('--mcp', 'an MCP endpoint token instead of a REST API token (replaces the user\'s previous MCP token)')
+    .option('--mcp', "an MCP endpoint token instead of a REST API token (replaces the user's previous MCP token)")
     .action(async (opts: { email: string; name: string; mcp?: boolean }) => {
       if (!opts.name.trim() || opts.name.length > 255) throw new Error('--name must be 1-255 characters');
       await withDatabase(ctx, async (sql) => {
@@ -78,7 +84,7 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
     });
   token
     .command('revoke')
-    .description('Revoke a user\'s token by name; it stops working from the next request on.')
+    .description("Revoke a user's token by name; it stops working from the next request on.")
     .requiredOption('--email <email>', 'the user')
     .requiredOption('--name <name>', 'the token name')
     .action(async (opts: { email: string; name: string }) => {

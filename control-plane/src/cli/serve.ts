@@ -14,12 +14,7 @@ import { startControlPlane } from '../runtime/control-plane.ts';
  * Runs control-plane roles and/or a probe agent until a signal, then stops them in order:
  * agent, control plane, NATS connection, Postgres pool, embedded children.
  */
-export async function runServer(opts: {
-  config: Config;
-  log: Logger;
-  roles: readonly Role[];
-  agentRegion?: string;
-}): Promise<void> {
+export async function runServer(opts: { config: Config; log: Logger; roles: readonly Role[]; agentRegion?: string }): Promise<void> {
   const { config, log } = opts;
   const controlPlane = opts.roles.length > 0;
   if (!controlPlane && !config.NATS_URL && !runningEmbeddedNats(config)) {
@@ -52,7 +47,17 @@ export async function runServer(opts: {
       checkKey = cp.keys.checkCredentials;
     }
     if (opts.agentRegion) {
-      const agent = await startAgent({ config, nc, log, region: opts.agentRegion, port: config.AGENT_PORT, pingPort: config.PING_PORT, host: config.HOST, metrics, ...(checkKey ? { checkKey } : {}) });
+      const agent = await startAgent({
+        config,
+        nc,
+        log,
+        region: opts.agentRegion,
+        port: config.AGENT_PORT,
+        pingPort: config.PING_PORT,
+        host: config.HOST,
+        metrics,
+        ...(checkKey ? { checkKey } : {}),
+      });
       stops.push(agent.stop);
     }
     if (url) process.stdout.write(`\nuptime is running: API and dashboard at ${url}\n\n`);

@@ -104,7 +104,12 @@ function replay(from: HeartbeatState, pings: readonly Omit<LoggedPing, 'after'>[
  * Merges a late ping into the heartbeat's history. `log` holds the heartbeat's other logged pings
  * in `comparePings` order. Null when the log has no state from before the ping to replay from.
  */
-export function mergeLatePing(current: HeartbeatState, log: readonly LoggedPing[], late: Omit<LoggedPing, 'after'>, now: Date): LateMerge | null {
+export function mergeLatePing(
+  current: HeartbeatState,
+  log: readonly LoggedPing[],
+  late: Omit<LoggedPing, 'after'>,
+  now: Date,
+): LateMerge | null {
   const i = log.findIndex((p) => comparePings(late, p) < 0);
   const before = i === -1 ? log.length : i;
   const prev = log[before - 1];

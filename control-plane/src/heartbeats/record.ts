@@ -24,8 +24,17 @@ export function toDate(pg: string | null): Date | null {
   if (end >= 19 && pg.charCodeAt(10) === 32 && pg.endsWith('+00') && (end === 19 || (pg.charCodeAt(19) === 46 && end > 20 && end <= 26))) {
     const fraction = end === 19 ? 0 : Math.min(3, end - 20);
     const ms = fraction === 0 ? 0 : digitsAt(pg, 20, fraction) * 10 ** (3 - fraction);
-    const t = Date.UTC(digitsAt(pg, 0, 4), digitsAt(pg, 5, 2) - 1, digitsAt(pg, 8, 2), digitsAt(pg, 11, 2), digitsAt(pg, 14, 2), digitsAt(pg, 17, 2), ms);
-    if (!Number.isNaN(t) && pg.charCodeAt(4) === 45 && pg.charCodeAt(7) === 45 && pg.charCodeAt(13) === 58 && pg.charCodeAt(16) === 58) return new Date(t);
+    const t = Date.UTC(
+      digitsAt(pg, 0, 4),
+      digitsAt(pg, 5, 2) - 1,
+      digitsAt(pg, 8, 2),
+      digitsAt(pg, 11, 2),
+      digitsAt(pg, 14, 2),
+      digitsAt(pg, 17, 2),
+      ms,
+    );
+    if (!Number.isNaN(t) && pg.charCodeAt(4) === 45 && pg.charCodeAt(7) === 45 && pg.charCodeAt(13) === 58 && pg.charCodeAt(16) === 58)
+      return new Date(t);
   }
   return new Date(formatTimestamp(pg));
 }

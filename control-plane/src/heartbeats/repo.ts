@@ -35,16 +35,7 @@ export interface HeartbeatView extends HeartbeatRecord {
 /** What a create or an update writes; timestamps as ISO 8601 text. */
 export type HeartbeatWrite = Pick<
   HeartbeatRecord,
-  | 'name'
-  | 'grace_period'
-  | 'cron_schedule'
-  | 'timezone'
-  | 'period'
-  | 'next_ping_at'
-  | 'active'
-  | 'status'
-  | 'started_at'
-  | 'down_since'
+  'name' | 'grace_period' | 'cron_schedule' | 'timezone' | 'period' | 'next_ping_at' | 'active' | 'status' | 'started_at' | 'down_since'
 >;
 
 const writeColumns: (keyof HeartbeatWrite)[] = [
@@ -80,9 +71,7 @@ export async function listHeartbeats(
 ): Promise<{ views: HeartbeatView[]; total: number }> {
   const inProjects = sql`h.project_id = any(${sql.array([...projectIds])}::uuid[])`;
   const rows = await viewQuery(sql, inProjects, page);
-  const total =
-    rows[0]?.total ??
-    (await sql<{ n: number }[]>`select count(*)::int as n from heartbeats h where ${inProjects}`)[0]!.n;
+  const total = rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from heartbeats h where ${inProjects}`)[0]!.n;
   return { views: rows, total };
 }
 

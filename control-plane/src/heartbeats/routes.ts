@@ -44,7 +44,14 @@ export function heartbeatRoutes(app: App, ctx: service.HeartbeatContext): void {
 
   app.get(
     '/heartbeats/:id',
-    { schema: { tags, summary: 'Get a heartbeat', params: IdParams, response: { 200: dataEnvelope(Heartbeat), ...authErrors, ...notFoundError } } },
+    {
+      schema: {
+        tags,
+        summary: 'Get a heartbeat',
+        params: IdParams,
+        response: { 200: dataEnvelope(Heartbeat), ...authErrors, ...notFoundError },
+      },
+    },
     async (req) => ({ data: await service.getHeartbeat(ctx, principalOf(req), req.params.id) }),
   );
 
@@ -56,7 +63,12 @@ export function heartbeatRoutes(app: App, ctx: service.HeartbeatContext): void {
         summary: 'Update a heartbeat (fields sent change; project_id is ignored)',
         params: IdParams,
         body: HeartbeatUpdateBody,
-        response: { 200: messageEnvelope(Heartbeat).describe('"Heartbeat updated successfully"'), ...authErrors, ...notFoundError, ...validationErrors },
+        response: {
+          200: messageEnvelope(Heartbeat).describe('"Heartbeat updated successfully"'),
+          ...authErrors,
+          ...notFoundError,
+          ...validationErrors,
+        },
       },
     },
     async (req) => ({
@@ -68,7 +80,12 @@ export function heartbeatRoutes(app: App, ctx: service.HeartbeatContext): void {
   app.delete(
     '/heartbeats/:id',
     {
-      schema: { tags, summary: 'Delete a heartbeat (extension)', params: IdParams, response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError } },
+      schema: {
+        tags,
+        summary: 'Delete a heartbeat (extension)',
+        params: IdParams,
+        response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError },
+      },
     },
     async (req, reply) => {
       await service.deleteHeartbeat(ctx, principalOf(req), req.params.id);

@@ -16,7 +16,10 @@ function messageOf(err: unknown): string {
  * cron-parser picks a random value on every parse, so next_ping_at would jump around.
  */
 export function validateCron(expr: string): string | null {
-  const fields = expr.trim().split(/\s+/).filter((field) => field !== '');
+  const fields = expr
+    .trim()
+    .split(/\s+/)
+    .filter((field) => field !== '');
   if (fields.length !== FIELD_NAMES.length) {
     return `expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`;
   }

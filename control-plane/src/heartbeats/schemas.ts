@@ -33,8 +33,10 @@ const cronSchedule = z
   })
   .describe('A 5-field cron expression (minute hour day-of-month month day-of-week), evaluated in `timezone`.');
 // Postgres and the timestamp format both stop at year 9999; before 1970 nothing is scheduled.
-const nextPingAt = utcDateTime('next_ping_at', { earliest: new Date(Date.UTC(1970, 0, 1)), latest: new Date(Date.UTC(9999, 11, 31, 23, 59, 59)) })
-  .describe('ISO 8601 with Z or an offset (up to ±23:59), such as `2026-01-01T00:00:00Z`; stored and answered in UTC.');
+const nextPingAt = utcDateTime('next_ping_at', {
+  earliest: new Date(Date.UTC(1970, 0, 1)),
+  latest: new Date(Date.UTC(9999, 11, 31, 23, 59, 59)),
+}).describe('ISO 8601 with Z or an offset (up to ±23:59), such as `2026-01-01T00:00:00Z`; stored and answered in UTC.');
 const period = z
   .number()
   .int()
@@ -46,24 +48,22 @@ const timezone = z
   .min(1, { abort: true })
   .max(64, { abort: true })
   .superRefine((tz, ctx) => {
-    if (!validateTimezone(tz)) ctx.addIssue({ code: 'custom', message: 'The timezone field must be a valid IANA time zone, such as Europe/Berlin.' });
+    if (!validateTimezone(tz))
+      ctx.addIssue({ code: 'custom', message: 'The timezone field must be a valid IANA time zone, such as Europe/Berlin.' });
   })
   .overwrite(canonicalTimezone)
   .describe('Extension: IANA time zone the cron schedule is read in.');
 const integrationIds = z
   .array(z.uuid())
   .max(100)
-  .describe('Extension: integrations of the same project that receive this heartbeat\'s alerts.');
+  .describe("Extension: integrations of the same project that receive this heartbeat's alerts.");
 
 export const HeartbeatCreateBody = z.object({
   name,
   project_id: z.uuid(),
   grace_period: gracePeriod.default(DEFAULT_GRACE_PERIOD),
   cron_schedule: cronSchedule.nullable().optional(),
-  next_ping_at: nextPingAt
-    .nullable()
-    .optional()
-    .describe('Default: the first cron occurrence after now, else now + period, else none.'),
+  next_ping_at: nextPingAt.nullable().optional().describe('Default: the first cron occurrence after now, else now + period, else none.'),
   period: period.nullable().optional(),
   timezone: timezone.default('UTC'),
   active: z.boolean().default(true).describe('Extension: false pauses the heartbeat.'),
@@ -105,7 +105,9 @@ export const Heartbeat = z
     project: ProjectSummary,
     status: z
       .enum(heartbeatStatuses)
-      .describe('Read-only: new (never pinged), up, late (past next_ping_at, inside grace), down, running (after /start), paused (active is false).'),
+      .describe(
+        'Read-only: new (never pinged), up, late (past next_ping_at, inside grace), down, running (after /start), paused (active is false).',
+      ),
     last_ping_at: z.string().nullable().describe('Read-only.'),
     period: z.number().int().nullable(),
     timezone: z.string(),

@@ -134,7 +134,8 @@ export async function updateHeartbeat(ctx: HeartbeatContext, p: Principal, id: s
         cron_schedule: state.cron_schedule,
         timezone: state.timezone,
         period: state.period,
-        next_ping_at: body.next_ping_at !== undefined ? body.next_ping_at : keepOrSet(current.next_ping_at, before.next_ping_at, state.next_ping_at),
+        next_ping_at:
+          body.next_ping_at !== undefined ? body.next_ping_at : keepOrSet(current.next_ping_at, before.next_ping_at, state.next_ping_at),
         active: state.active,
         status: state.status,
         started_at: keepOrSet(current.started_at, before.started_at, state.started_at),

@@ -66,10 +66,7 @@ export type ConfigChanges = Partial<
 >;
 
 /** What happened to the heartbeat. The clock of a tick is the `now` argument. */
-export type HeartbeatInput =
-  | { type: 'ping'; kind: PingKind; at: Date }
-  | { type: 'tick' }
-  | { type: 'config'; changes: ConfigChanges };
+export type HeartbeatInput = { type: 'ping'; kind: PingKind; at: Date } | { type: 'tick' } | { type: 'config'; changes: ConfigChanges };
 
 export type HeartbeatEventType = 'heartbeat.up' | 'heartbeat.down' | 'heartbeat.late' | 'heartbeat.started';
 export type HeartbeatEventReason = 'ping' | 'missed' | 'failed' | 'start_timeout';
@@ -239,12 +236,7 @@ function applyClock(state: HeartbeatState, now: Date, events: HeartbeatEvent[]):
   }
 }
 
-function goDown(
-  state: HeartbeatState,
-  reason: 'missed' | 'failed' | 'start_timeout',
-  at: Date,
-  events: HeartbeatEvent[],
-): HeartbeatState {
+function goDown(state: HeartbeatState, reason: 'missed' | 'failed' | 'start_timeout', at: Date, events: HeartbeatEvent[]): HeartbeatState {
   if (state.down_since === null) events.push({ type: 'heartbeat.down', reason, at });
   return { ...state, status: 'down', started_at: null, down_since: state.down_since ?? at };
 }

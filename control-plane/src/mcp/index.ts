@@ -27,7 +27,8 @@ export async function registerMcp(app: App, ctx: HeartbeatContext): Promise<void
         req.principal = await auth.authenticate(req);
       } catch (err) {
         // RFC 6750: a 401 names the scheme it wants.
-        if (err instanceof AppError && err.code === 'UNAUTHORIZED') throw new AppError('UNAUTHORIZED', undefined, undefined, { 'www-authenticate': 'Bearer realm="uptime-mcp"' });
+        if (err instanceof AppError && err.code === 'UNAUTHORIZED')
+          throw new AppError('UNAUTHORIZED', undefined, undefined, { 'www-authenticate': 'Bearer realm="uptime-mcp"' });
         throw err;
       }
     });
@@ -37,7 +38,12 @@ export async function registerMcp(app: App, ctx: HeartbeatContext): Promise<void
       const server = buildMcpServer({ ctx, principal });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       const raw = req.raw as IncomingMessage & { auth?: AuthInfo };
-      raw.auth = { token: parseBearer(req.headers.authorization) ?? '', clientId: principal.userId, scopes: [], extra: { tokenId: principal.tokenId } };
+      raw.auth = {
+        token: parseBearer(req.headers.authorization) ?? '',
+        clientId: principal.userId,
+        scopes: [],
+        extra: { tokenId: principal.tokenId },
+      };
       reply.hijack();
       reply.raw.on('close', () => {
         void transport.close();

@@ -15,7 +15,9 @@ export async function run(fn: () => Promise<unknown>): Promise<CallToolResult> {
     return ok(await fn());
   } catch (err) {
     if (err instanceof AppError) {
-      const body = err.errors ? { status: err.status, message: err.message, errors: err.errors } : { status: err.status, message: err.message };
+      const body = err.errors
+        ? { status: err.status, message: err.message, errors: err.errors }
+        : { status: err.status, message: err.message };
       return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
     }
     throw err;

@@ -13,7 +13,11 @@ export async function listResults(sql: Sql, monitorId: string, region: string | 
     limit ${page.per_page} offset ${offsetOf(page)}`;
   const total =
     (rows[0]?.total as number | undefined) ??
-    (await sql<{ n: number }[]>`select count(*)::int as n from check_results where monitor_id = ${monitorId} ${region ? sql`and region = ${region}` : sql``}`)[0]!.n;
+    (
+      await sql<
+        { n: number }[]
+      >`select count(*)::int as n from check_results where monitor_id = ${monitorId} ${region ? sql`and region = ${region}` : sql``}`
+    )[0]!.n;
   const items: z.infer<typeof CheckResultView>[] = rows.map((r) => ({
     region: r.region as string,
     scheduled_at: formatTimestamp(r.scheduled_at as string),
@@ -30,14 +34,17 @@ export async function listResults(sql: Sql, monitorId: string, region: string | 
 
 export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery, now: Date) {
   const ts = now.toISOString();
-  const rows = await sql<{ id: string; started_at: string; ended_at: string | null; duration: number; cause: string; regions: string[]; total: number }[]>`
+  const rows = await sql<
+    { id: string; started_at: string; ended_at: string | null; duration: number; cause: string; regions: string[]; total: number }[]
+  >`
     select id, started_at, ended_at, cause, regions,
       floor(extract(epoch from (coalesce(ended_at, ${ts}::timestamptz) - started_at)))::int as duration,
       count(*) over ()::int as total
     from incidents where monitor_id = ${monitorId}
     order by started_at desc
     limit ${page.per_page} offset ${offsetOf(page)}`;
-  const total = rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from incidents where monitor_id = ${monitorId}`)[0]!.n;
+  const total =
+    rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from incidents where monitor_id = ${monitorId}`)[0]!.n;
   const items: z.infer<typeof IncidentView>[] = rows.map((r) => ({
     id: r.id,
     started_at: formatTimestamp(r.started_at),

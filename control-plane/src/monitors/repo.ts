@@ -114,7 +114,7 @@ export async function listMonitors(sql: Sql, projectIds: readonly string[], page
     sql`, (${total}) as total`,
   );
   // A page past the end has no row to carry the total.
-  const count = rows[0]?.total ?? ((await sql<{ n: number }[]>`select (${total}) as n`)[0]!.n);
+  const count = rows[0]?.total ?? (await sql<{ n: number }[]>`select (${total}) as n`)[0]!.n;
   return { items: rows.map((r) => toMonitor(r, now)), total: count };
 }
 

@@ -45,7 +45,14 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
 
   app.get(
     '/monitors/:id',
-    { schema: { tags, summary: 'Get a monitor', params: IdParams, response: { 200: dataEnvelope(Monitor), ...authErrors, ...notFoundError } } },
+    {
+      schema: {
+        tags,
+        summary: 'Get a monitor',
+        params: IdParams,
+        response: { 200: dataEnvelope(Monitor), ...authErrors, ...notFoundError },
+      },
+    },
     async (req) => ({ data: await service.getMonitor(ctx, principalOf(req), req.params.id) }),
   );
 
@@ -57,7 +64,12 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
         summary: 'Update a monitor (fields sent are replaced; project_id is ignored)',
         params: IdParams,
         body: MonitorUpdateBody,
-        response: { 200: messageEnvelope(Monitor).describe('"Monitor updated successfully"'), ...authErrors, ...notFoundError, ...validationErrors },
+        response: {
+          200: messageEnvelope(Monitor).describe('"Monitor updated successfully"'),
+          ...authErrors,
+          ...notFoundError,
+          ...validationErrors,
+        },
       },
     },
     async (req) => ({
@@ -69,7 +81,12 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
   app.delete(
     '/monitors/:id',
     {
-      schema: { tags, summary: 'Delete a monitor (extension)', params: IdParams, response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError } },
+      schema: {
+        tags,
+        summary: 'Delete a monitor (extension)',
+        params: IdParams,
+        response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError },
+      },
     },
     async (req, reply) => {
       await service.deleteMonitor(ctx, principalOf(req), req.params.id);

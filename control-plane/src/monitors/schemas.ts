@@ -24,8 +24,13 @@ const writable = {
   active: z.boolean(),
   interval: z.number().int().min(5).max(86_400).describe('Extension: seconds between checks.'),
   timeout: z.number().int().min(1).max(60).describe('Extension: seconds a check may take; never above interval.'),
-  regions: z.array(region).min(1).max(50).nullable().describe('Extension: regions to check from; null means every region with a live agent.'),
-  integration_ids: z.array(z.uuid()).max(100).describe('Extension: integrations of the same project that receive this monitor\'s alerts.'),
+  regions: z
+    .array(region)
+    .min(1)
+    .max(50)
+    .nullable()
+    .describe('Extension: regions to check from; null means every region with a live agent.'),
+  integration_ids: z.array(z.uuid()).max(100).describe("Extension: integrations of the same project that receive this monitor's alerts."),
   follow_redirects: z.boolean().describe('Extension: follow up to 5 redirects.'),
 };
 
@@ -55,9 +60,11 @@ export type MonitorCreateBody = z.infer<typeof MonitorCreateBody>;
 
 /** PUT: the fields present are replaced, the others kept. `project_id` is not part of it (ignored). */
 export const MonitorUpdateBody = z
-  .object(Object.fromEntries(Object.entries(writable).map(([k, v]) => [k, v.optional()])) as {
-    [K in keyof typeof writable]: z.ZodOptional<(typeof writable)[K]>;
-  })
+  .object(
+    Object.fromEntries(Object.entries(writable).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof writable]: z.ZodOptional<(typeof writable)[K]>;
+    },
+  )
   .superRefine(timeoutWithinInterval);
 export type MonitorUpdateBody = z.infer<typeof MonitorUpdateBody>;
 
@@ -99,7 +106,9 @@ export const CheckResultView = z
     checked_at: z.string(),
     ok: z.boolean(),
     status_code: z.number().int().nullable(),
-    timings: z.object({ dns: z.number(), connect: z.number(), tls: z.number(), ttfb: z.number(), total: z.number() }).describe('Milliseconds.'),
+    timings: z
+      .object({ dns: z.number(), connect: z.number(), tls: z.number(), ttfb: z.number(), total: z.number() })
+      .describe('Milliseconds.'),
     error: z.object({ class: z.string(), message: z.string() }).nullable(),
     attempts: z.number().int(),
     agent_id: z.string(),

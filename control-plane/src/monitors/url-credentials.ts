@@ -92,7 +92,9 @@ export function credentialsFromUrl<T extends CredentialFields>(body: T): T {
   const split = splitUrlCredentials(body.url);
   if (!split) return body;
   if (body.basic_auth_username != null || body.basic_auth_password != null) {
-    throw invalidUrl('The url field must not carry credentials when basic_auth_username or basic_auth_password is given: send them in one place.');
+    throw invalidUrl(
+      'The url field must not carry credentials when basic_auth_username or basic_auth_password is given: send them in one place.',
+    );
   }
   if (split.username.length > MAX_CREDENTIAL || (split.password?.length ?? 0) > MAX_CREDENTIAL) {
     throw invalidUrl(`The credentials in the url field must not be greater than ${MAX_CREDENTIAL} characters each.`);

@@ -46,7 +46,8 @@ const heartbeatReasons: Record<string, string> = {
 function causeOf(data: Record<string, unknown>): string | undefined {
   const reason = str(data.reason);
   const exitCode = num((data.ping as { exit_code?: unknown } | undefined)?.exit_code);
-  if (reason && Object.hasOwn(heartbeatReasons, reason)) return `${heartbeatReasons[reason]}${reason === 'failed' && exitCode !== undefined ? ` (exit code ${exitCode})` : ''}`;
+  if (reason && Object.hasOwn(heartbeatReasons, reason))
+    return `${heartbeatReasons[reason]}${reason === 'failed' && exitCode !== undefined ? ` (exit code ${exitCode})` : ''}`;
   return str(data.cause) ?? reason ?? str(data.error);
 }
 
@@ -107,5 +108,12 @@ export function render(n: Notification): Rendered {
     title = 'Test notification';
   }
   const link = str(d.url);
-  return { title, text: n.message, tone, fields, ...(link && /^https?:\/\//.test(link) ? { link } : {}), footer: `Project ${n.project.name} · ${n.occurred_at}` };
+  return {
+    title,
+    text: n.message,
+    tone,
+    fields,
+    ...(link && /^https?:\/\//.test(link) ? { link } : {}),
+    footer: `Project ${n.project.name} · ${n.occurred_at}`,
+  };
 }

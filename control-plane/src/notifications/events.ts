@@ -27,7 +27,10 @@ export async function deliveriesForEvents(sql: Sql, events: readonly DomainEvent
   const unique = [...new Map(events.map((e) => [e.id, e])).values()];
   if (unique.length === 0) return [];
   return sql.begin(async (tx) => {
-    await markNotified(tx, unique.map((e) => e.id));
+    await markNotified(
+      tx,
+      unique.map((e) => e.id),
+    );
     const names = await projectNames(tx, [...new Set(unique.map((e) => e.project_id))]);
     const live = unique.filter((e) => names.has(e.project_id));
     const recipients = await recipientsOf(tx, live);
@@ -36,7 +39,14 @@ export async function deliveriesForEvents(sql: Sql, events: readonly DomainEvent
       tx,
       recipients.map((r) => {
         const e = byId.get(r.event_id)!;
-        return { event_id: e.id, integration_id: r.id, project_id: e.project_id, trigger_id: null, kind: e.kind, payload: notificationFromEvent(e, { id: e.project_id, name: names.get(e.project_id)! }) };
+        return {
+          event_id: e.id,
+          integration_id: r.id,
+          project_id: e.project_id,
+          trigger_id: null,
+          kind: e.kind,
+          payload: notificationFromEvent(e, { id: e.project_id, name: names.get(e.project_id)! }),
+        };
       }),
     );
     const typeOf = new Map<string, IntegrationType>(recipients.map((r) => [r.id, r.type]));
@@ -61,7 +71,11 @@ export async function relayEvents(deps: QueueDeps, lostAfterMs: number): Promise
       continue;
     }
     const jobs = await deliveriesForEvents(deps.sql, [parsed.data]);
-    if (jobs.length > 0) deps.log.warn({ eventId: row.id, kind: parsed.data.kind, deliveries: jobs.length }, 'event dispatched by the relay: EVENTS did not bring it in time');
+    if (jobs.length > 0)
+      deps.log.warn(
+        { eventId: row.id, kind: parsed.data.kind, deliveries: jobs.length },
+        'event dispatched by the relay: EVENTS did not bring it in time',
+      );
     await enqueue(deps, jobs);
   }
   return rows.length;
@@ -71,7 +85,9 @@ export async function relayEvents(deps: QueueDeps, lostAfterMs: number): Promise
  * The notify role's reader of EVENTS: a durable consumer shared by every notify process. An
  * event is acknowledged after its deliveries are committed; their NOTIFY messages follow.
  */
-export async function startEventsConsumer(deps: QueueDeps & { now: () => Date }): Promise<{ stats(): { batches: number }; stop(): Promise<void> }> {
+export async function startEventsConsumer(
+  deps: QueueDeps & { now: () => Date },
+): Promise<{ stats(): { batches: number }; stop(): Promise<void> }> {
   const log = deps.log.child({ component: 'notify-events' });
   const consumer = await durableConsumer(deps.nc, deps.names.streams.events, {
     durable_name: EVENTS_CONSUMER,
@@ -116,7 +132,10 @@ export async function startEventsConsumer(deps: QueueDeps & { now: () => Date })
     if (alerts.length === 0) return;
     let jobs: Job[];
     try {
-      jobs = await deliveriesForEvents(deps.sql, alerts.map((a) => a.event));
+      jobs = await deliveriesForEvents(
+        deps.sql,
+        alerts.map((a) => a.event),
+      );
     } catch (err) {
       if (alerts.length > 1) {
         // Usually the database is away; but one event that cannot be dispatched must not hold back the others.

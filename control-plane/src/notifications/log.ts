@@ -14,7 +14,9 @@ export const DeliveryView = z
     message: z.string(),
     subject: z.object({ type: z.string(), id: z.uuid(), name: z.string() }),
     integration: z.object({ id: z.uuid(), name: z.string(), type: IntegrationType }),
-    status: z.enum(deliveryStatuses).describe('pending (waiting for its next attempt), sending, delivered, dead (gave up; see last_error).'),
+    status: z
+      .enum(deliveryStatuses)
+      .describe('pending (waiting for its next attempt), sending, delivered, dead (gave up; see last_error).'),
     attempts: z.number().int(),
     last_error: z.string().nullable(),
     next_attempt_at: z.string().nullable().describe('When a pending delivery is tried next; null otherwise.'),

@@ -25,7 +25,10 @@ async function publishAll<J extends Job>(deps: QueueDeps, jobs: readonly J[], ms
   );
   const failed = results.filter((r) => r.status === 'rejected');
   if (failed.length > 0) {
-    deps.log.warn({ err: (failed[0] as PromiseRejectedResult).reason, count: failed.length }, 'deliveries not queued yet; the relay will retry');
+    deps.log.warn(
+      { err: (failed[0] as PromiseRejectedResult).reason, count: failed.length },
+      'deliveries not queued yet; the relay will retry',
+    );
   }
   return jobs.filter((_, i) => results[i]!.status === 'fulfilled').map((j) => j.id);
 }

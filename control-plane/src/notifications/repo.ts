@@ -20,7 +20,10 @@ export interface QueuedDelivery {
 }
 
 /** Inserts deliveries; a pair (event, integration) that already has one is skipped, so a replayed event adds nothing. */
-export async function insertDeliveries(tx: Db, rows: readonly NewDelivery[]): Promise<{ id: string; event_id: string; integration_id: string }[]> {
+export async function insertDeliveries(
+  tx: Db,
+  rows: readonly NewDelivery[],
+): Promise<{ id: string; event_id: string; integration_id: string }[]> {
   const out: { id: string; event_id: string; integration_id: string }[] = [];
   // Six parameters a row, within the protocol's 65,535 per statement.
   for (let at = 0; at < rows.length; at += 5_000) {

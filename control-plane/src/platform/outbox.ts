@@ -22,7 +22,10 @@ export async function recordEvent(tx: Db, event: Omit<DomainEvent, 'id'> & { id?
  * here, which a burst of thousands of misses would pay for per event. Consumers of EVENTS parse
  * what they read (notify/events.ts).
  */
-export function eventsInsert(tx: Db, events: readonly (Omit<DomainEvent, 'id'> & { id?: string })[]): { events: DomainEvent[]; statement: Statement } {
+export function eventsInsert(
+  tx: Db,
+  events: readonly (Omit<DomainEvent, 'id'> & { id?: string })[],
+): { events: DomainEvent[]; statement: Statement } {
   const full: DomainEvent[] = events.map((e) => ({ ...e, id: e.id ?? randomUUID() }));
   const texts = full.map((e) => {
     const text = JSON.stringify(e);
@@ -55,7 +58,13 @@ export interface OutboxPublisher {
  * Publishes outbox rows on EVENTS with `Nats-Msg-Id` = event id, then marks them published. A
  * crash between the two republishes the event later; the stream's duplicate window drops it.
  */
-export function createOutboxPublisher(opts: { sql: Sql; nc: NatsConnection; names: Names; log: Logger; relayEveryMs?: number }): OutboxPublisher {
+export function createOutboxPublisher(opts: {
+  sql: Sql;
+  nc: NatsConnection;
+  names: Names;
+  log: Logger;
+  relayEveryMs?: number;
+}): OutboxPublisher {
   // One reply subscription for every ack and coalesced socket writes: a burst of transitions
   // (thousands of misses in one second) is not paid for with a request and its timers per event.
   const acks = createAckPublisher(opts.nc, { budgetMs: 5_000 });

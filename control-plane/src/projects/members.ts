@@ -31,7 +31,8 @@ function requireOwner(p: Principal, organizationId: string): void {
 export async function addMember(sql: Sql, p: Principal, organizationId: string, email: string): Promise<void> {
   requireOwner(p, organizationId);
   const userId = await findUserIdByEmail(sql, email).catch((err: unknown) => {
-    if (err instanceof AppError && err.code === 'NOT_FOUND') throw new AppError('VALIDATION', `No account uses ${email}. They need to sign up first.`);
+    if (err instanceof AppError && err.code === 'NOT_FOUND')
+      throw new AppError('VALIDATION', `No account uses ${email}. They need to sign up first.`);
     throw err;
   });
   const rows = await sql`

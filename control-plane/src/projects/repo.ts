@@ -83,8 +83,7 @@ export async function listOrganizations(sql: Sql, userId: string, page: PageQuer
     where m.user_id = ${userId}
     order by o.created_at, o.id
     limit ${page.per_page} offset ${offsetOf(page)}`;
-  const total =
-    rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from memberships where user_id = ${userId}`)[0]!.n;
+  const total = rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from memberships where user_id = ${userId}`)[0]!.n;
   return {
     items: rows.map((r) => ({
       id: r.id,

@@ -68,7 +68,14 @@ export function projectRoutes(app: App, ctx: ApiContext): void {
 
   app.get(
     '/projects/:id',
-    { schema: { tags, summary: 'Get a project', params: IdParams, response: { 200: dataEnvelope(Project), ...authErrors, ...notFoundError } } },
+    {
+      schema: {
+        tags,
+        summary: 'Get a project',
+        params: IdParams,
+        response: { 200: dataEnvelope(Project), ...authErrors, ...notFoundError },
+      },
+    },
     async (req) => {
       const project = await repo.findProject(ctx.sql, req.params.id, [...principalOf(req).organizationIds]);
       if (!project) throw notFound();
@@ -117,6 +124,9 @@ export function projectRoutes(app: App, ctx: ApiContext): void {
 
 function defaultOrganization(p: ReturnType<typeof principalOf>): string {
   const first = [...p.ownedOrganizationIds][0] ?? [...p.organizationIds][0];
-  if (!first) throw new AppError('VALIDATION', 'The organization_id field is required.', { organization_id: ['The organization_id field is required.'] });
+  if (!first)
+    throw new AppError('VALIDATION', 'The organization_id field is required.', {
+      organization_id: ['The organization_id field is required.'],
+    });
   return first;
 }

@@ -32,7 +32,7 @@ export const Organization = z
   .object({
     id: z.uuid(),
     name: z.string(),
-    role: z.enum(['owner', 'member']).describe('The caller\'s role in it.'),
+    role: z.enum(['owner', 'member']).describe("The caller's role in it."),
     created_at: z.string(),
     updated_at: z.string(),
   })

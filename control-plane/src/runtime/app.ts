@@ -84,7 +84,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, deps.config.PUBLIC_URL);
 
   const ctx = { config: deps.config, sql: deps.sql, nc: deps.nc, log: deps.log, keys: deps.keys, now: deps.now ?? (() => new Date()) };
-  const outbox = deps.outbox ?? createOutboxPublisher({ sql: deps.sql, nc: deps.nc, names: natsNames(deps.config.NATS_NAMESPACE), log: deps.log });
+  const outbox =
+    deps.outbox ?? createOutboxPublisher({ sql: deps.sql, nc: deps.nc, names: natsNames(deps.config.NATS_NAMESPACE), log: deps.log });
   if (!deps.outbox) app.addHook('onClose', async () => outbox.stop());
   await app.register(async (scope: App) => {
     // The ping edge answers these itself with a 405: they are not methods of its paths.

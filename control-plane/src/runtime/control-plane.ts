@@ -73,16 +73,33 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       // The database keeps passwords sealed only, those of monitors stored before they were
       // split off their URL included.
       await moveStoredUrlCredentials(opts.sql, keys.checkCredentials, log);
-      const assigner = await startAssigner({ sql: opts.sql, nc: opts.nc, names, log, replicas: config.NATS_REPLICAS, checkKey: keys.checkCredentials });
+      const assigner = await startAssigner({
+        sql: opts.sql,
+        nc: opts.nc,
+        names,
+        log,
+        replicas: config.NATS_REPLICAS,
+        checkKey: keys.checkCredentials,
+      });
       stops.push(assigner.stop);
     }
     if (opts.roles.includes('ingest')) {
       const ingest = await startIngest({ sql: opts.sql, nc: opts.nc, names, log, outbox: outbox! });
-      metrics.counter('uptime_ingest_results_stored_total', 'Check results written to Postgres by this process.', () => ingest.stats().stored);
-      metrics.gauge('uptime_ingest_lag', 'Results in RESULTS not yet acknowledged by ingest (all processes).', () => ingestLag(opts.nc, names));
+      metrics.counter(
+        'uptime_ingest_results_stored_total',
+        'Check results written to Postgres by this process.',
+        () => ingest.stats().stored,
+      );
+      metrics.gauge('uptime_ingest_lag', 'Results in RESULTS not yet acknowledged by ingest (all processes).', () =>
+        ingestLag(opts.nc, names),
+      );
       stops.push(ingest.stop);
       // History past its retention: results, published events, finished deliveries, trigger calls.
-      const retention = startRetention({ sql: opts.sql, log, days: { results: config.RESULTS_RETENTION_DAYS, history: config.HISTORY_RETENTION_DAYS } });
+      const retention = startRetention({
+        sql: opts.sql,
+        log,
+        days: { results: config.RESULTS_RETENTION_DAYS, history: config.HISTORY_RETENTION_DAYS },
+      });
       stops.push(async () => retention.stop());
     }
     if (opts.roles.includes('deadline')) {
@@ -106,7 +123,16 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
 
     if (opts.roles.includes('api')) {
       const clock = opts.clock;
-      app = await buildApp({ config, sql: opts.sql, nc: opts.nc, log, keys, metrics, ...(outbox ? { outbox } : {}), ...(clock ? { now: () => new Date(clock.now()) } : {}) });
+      app = await buildApp({
+        config,
+        sql: opts.sql,
+        nc: opts.nc,
+        log,
+        keys,
+        metrics,
+        ...(outbox ? { outbox } : {}),
+        ...(clock ? { now: () => new Date(clock.now()) } : {}),
+      });
       await app.listen({ port: opts.port ?? config.PORT, host: config.HOST });
       const addr = app.server.address();
       const port = addr && typeof addr === 'object' ? addr.port : config.PORT;

@@ -76,7 +76,10 @@ export function startRetention(opts: { sql: Sql; log: Logger; days: RetentionDay
   };
   // One run at a time: an hourly run still going when the next is due is not doubled.
   const run = () => (running ??= once().finally(() => (running = undefined)));
-  const timer = setInterval(() => void run().catch((err: unknown) => opts.log.warn({ err }, 'retention failed')), opts.everyMs ?? 3_600_000);
+  const timer = setInterval(
+    () => void run().catch((err: unknown) => opts.log.warn({ err }, 'retention failed')),
+    opts.everyMs ?? 3_600_000,
+  );
   timer.unref();
   return { run, stop: () => clearInterval(timer) };
 }

@@ -9,16 +9,19 @@ const column = (s: BadgeSubject) => ('monitorId' in s ? { monitor_id: s.monitorI
 const newSlug = () => randomToken().slice(0, 22);
 
 export async function badgeSlug(sql: Sql, s: BadgeSubject): Promise<string | null> {
-  const [row] = 'monitorId' in s
-    ? await sql<{ slug: string }[]>`select slug from badges where monitor_id = ${s.monitorId}`
-    : await sql<{ slug: string }[]>`select slug from badges where heartbeat_id = ${s.heartbeatId}`;
+  const [row] =
+    'monitorId' in s
+      ? await sql<{ slug: string }[]>`select slug from badges where monitor_id = ${s.monitorId}`
+      : await sql<{ slug: string }[]>`select slug from badges where heartbeat_id = ${s.heartbeatId}`;
   return row?.slug ?? null;
 }
 
 export async function createBadge(sql: Sql, s: BadgeSubject): Promise<string> {
   const existing = await badgeSlug(sql, s);
   if (existing) return existing;
-  const [row] = await sql<{ slug: string }[]>`insert into badges ${sql({ slug: newSlug(), ...column(s) })} on conflict do nothing returning slug`;
+  const [row] = await sql<
+    { slug: string }[]
+  >`insert into badges ${sql({ slug: newSlug(), ...column(s) })} on conflict do nothing returning slug`;
   return row?.slug ?? (await badgeSlug(sql, s))!;
 }
 

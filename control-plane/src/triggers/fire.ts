@@ -92,7 +92,14 @@ export async function fireTrigger(deps: FireDeps, call: FireCall): Promise<Fired
     };
     const inserted = await insertDeliveries(
       tx,
-      integrations.map((i) => ({ event_id: event.id, integration_id: i.id, project_id: target.project_id, trigger_id: target.id, kind: 'trigger.fired', payload })),
+      integrations.map((i) => ({
+        event_id: event.id,
+        integration_id: i.id,
+        project_id: target.project_id,
+        trigger_id: target.id,
+        kind: 'trigger.fired',
+        payload,
+      })),
     );
     const domainEvent = await recordEvent(tx, {
       id: event.id,

@@ -71,7 +71,7 @@ export async function notifyUrlRoutes(app: App, deps: FireDeps): Promise<void> {
       401: MessageBody.describe('Protected trigger, token absent or wrong (Authorization: Bearer <token> or ?token=).'),
       404: MessageBody.describe('No trigger with this id.'),
       422: ValidationErrorBody.describe('message is not a string, or longer than 4000 characters.'),
-      429: MessageBody.describe('Over the trigger\'s rate limit; Retry-After says in how many seconds to try again.'),
+      429: MessageBody.describe("Over the trigger's rate limit; Retry-After says in how many seconds to try again."),
     },
   };
 
@@ -90,7 +90,9 @@ export async function notifyUrlRoutes(app: App, deps: FireDeps): Promise<void> {
         sourceAddress: req.ip ?? null,
         userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'].slice(0, 512) : null,
       });
-      return reply.code(202).send({ message: outcomeMessages[fired.outcome], data: { event_id: fired.event_id, integrations: fired.integrations } });
+      return reply
+        .code(202)
+        .send({ message: outcomeMessages[fired.outcome], data: { event_id: fired.event_id, integrations: fired.integrations } });
     },
   });
 }

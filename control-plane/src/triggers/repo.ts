@@ -23,7 +23,8 @@ export interface TriggerRow {
   integration_ids: string[];
 }
 
-const inProjects = (sql: Sql, projectIds: readonly string[]): ReturnType<Sql> => sql`t.project_id = any(${sql.array([...projectIds])}::uuid[])`;
+const inProjects = (sql: Sql, projectIds: readonly string[]): ReturnType<Sql> =>
+  sql`t.project_id = any(${sql.array([...projectIds])}::uuid[])`;
 
 function readQuery(sql: Sql, where: ReturnType<Sql>, page?: PageQuery) {
   return sql<(TriggerRow & { total?: number })[]>`
@@ -41,8 +42,7 @@ function readQuery(sql: Sql, where: ReturnType<Sql>, page?: PageQuery) {
 export async function listTriggers(sql: Sql, projectIds: readonly string[], page: PageQuery) {
   const rows = await readQuery(sql, inProjects(sql, projectIds), page);
   const total =
-    rows[0]?.total ??
-    (await sql<{ n: number }[]>`select count(*)::int as n from triggers t where ${inProjects(sql, projectIds)}`)[0]!.n;
+    rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from triggers t where ${inProjects(sql, projectIds)}`)[0]!.n;
   return { rows, total };
 }
 

@@ -48,7 +48,14 @@ export function triggerRoutes(app: App, ctx: ApiContext): void {
 
   app.get(
     '/triggers/:id',
-    { schema: { tags, summary: 'Get a notification trigger', params: IdParams, response: { 200: dataEnvelope(Trigger), ...authErrors, ...notFoundError } } },
+    {
+      schema: {
+        tags,
+        summary: 'Get a notification trigger',
+        params: IdParams,
+        response: { 200: dataEnvelope(Trigger), ...authErrors, ...notFoundError },
+      },
+    },
     async (req) => ({ data: await service.getTrigger(ctx, principalOf(req), req.params.id) }),
   );
 
@@ -60,7 +67,12 @@ export function triggerRoutes(app: App, ctx: ApiContext): void {
         summary: 'Update a notification trigger (fields sent change; project_id is ignored)',
         params: IdParams,
         body: TriggerUpdateBody,
-        response: { 200: messageEnvelope(Trigger).describe('"Trigger updated successfully"'), ...authErrors, ...notFoundError, ...validationErrors },
+        response: {
+          200: messageEnvelope(Trigger).describe('"Trigger updated successfully"'),
+          ...authErrors,
+          ...notFoundError,
+          ...validationErrors,
+        },
       },
     },
     async (req) => ({
@@ -71,7 +83,14 @@ export function triggerRoutes(app: App, ctx: ApiContext): void {
 
   app.delete(
     '/triggers/:id',
-    { schema: { tags, summary: 'Delete a notification trigger', params: IdParams, response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a notification trigger',
+        params: IdParams,
+        response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError },
+      },
+    },
     async (req, reply) => {
       await service.deleteTrigger(ctx, principalOf(req), req.params.id);
       return reply.code(204).send(null);

@@ -5,7 +5,12 @@ import { ProjectSummary } from '../projects/schemas.ts';
 export const MAX_MESSAGE = 4000;
 export const ratePeriods = ['second', 'minute', 'hour', 'day'] as const;
 
-const name = z.string().trim().min(1).max(255).refine((v) => !v.includes('\u0000'), 'The name field must not contain NUL characters.');
+const name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .refine((v) => !v.includes('\u0000'), 'The name field must not contain NUL characters.');
 const defaultMessage = z
   .string()
   .trim()
@@ -13,14 +18,19 @@ const defaultMessage = z
   .max(MAX_MESSAGE)
   .refine((v) => !v.includes('\u0000'), 'The default_message field must not contain NUL characters.')
   .describe('Sent when a call carries no message; 1..4000 characters.');
-const integrationIds = z.array(z.uuid()).max(100).describe('Integrations of the same project that receive the messages (active ones only).');
+const integrationIds = z
+  .array(z.uuid())
+  .max(100)
+  .describe('Integrations of the same project that receive the messages (active ones only).');
 const RateLimit = z
   .object({
     max: z.number().int().min(1).max(1_000_000),
     per: z.enum(ratePeriods),
   })
   .nullable()
-  .describe('At most `max` calls per calendar second, minute, hour or day (UTC), each counted at the moment it is decided; null accepts every call.');
+  .describe(
+    'At most `max` calls per calendar second, minute, hour or day (UTC), each counted at the moment it is decided; null accepts every call.',
+  );
 
 export const TriggerCreateBody = z.object({
   project_id: z.uuid(),

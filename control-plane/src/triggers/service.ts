@@ -118,7 +118,10 @@ export async function regenerateToken(ctx: ApiContext, p: Principal, id: string)
 export async function listEvents(ctx: ApiContext, p: Principal, id: string, page: PageQuery) {
   await findOwn(ctx, p, id);
   const { rows, total } = await repo.listEvents(ctx.sql, id, page);
-  const deliveries = await deliveriesOfEvents(ctx.sql, rows.map((r) => r.id));
+  const deliveries = await deliveriesOfEvents(
+    ctx.sql,
+    rows.map((r) => r.id),
+  );
   const items: TriggerEventView[] = rows.map((r) => ({
     id: r.id,
     message: r.message,

@@ -27,11 +27,13 @@ export function badgeSvg(label: string, status: string, detail?: string): string
   const color = colors[status] ?? colors.pending!;
   const l = escapeHtml(left);
   const r = escapeHtml(right);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="20" role="img" aria-label="${l}: ${r}"><title>${l}: ${r}</title>` +
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="20" role="img" aria-label="${l}: ${r}"><title>${l}: ${r}</title>` +
     `<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient>` +
     `<clipPath id="r"><rect width="${w}" height="20" rx="3" fill="#fff"/></clipPath>` +
     `<g clip-path="url(#r)"><rect width="${lw}" height="20" fill="#555"/><rect x="${lw}" width="${rw}" height="20" fill="${color}"/><rect width="${w}" height="20" fill="url(#s)"/></g>` +
     `<g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">` +
     `<text x="${lw / 2}" y="15" fill="#010101" fill-opacity=".3">${l}</text><text x="${lw / 2}" y="14">${l}</text>` +
-    `<text x="${lw + rw / 2}" y="15" fill="#010101" fill-opacity=".3">${r}</text><text x="${lw + rw / 2}" y="14">${r}</text></g></svg>`;
+    `<text x="${lw + rw / 2}" y="15" fill="#010101" fill-opacity=".3">${r}</text><text x="${lw + rw / 2}" y="14">${r}</text></g></svg>`
+  );
 }

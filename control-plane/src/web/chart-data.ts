@@ -43,7 +43,12 @@ export type ChartRange = keyof typeof chartRanges;
  * Response time per region over a range, in about 120 points: raw results averaged into
  * buckets up to a day back, hourly rollups beyond (raw results may be gone by then).
  */
-export async function responseSeries(sql: Sql, monitorId: string, range: ChartRange, now: Date): Promise<{ series: Series[]; from: number; to: number }> {
+export async function responseSeries(
+  sql: Sql,
+  monitorId: string,
+  range: ChartRange,
+  now: Date,
+): Promise<{ series: Series[]; from: number; to: number }> {
   const to = now.getTime();
   const from = to - chartRanges[range];
   const since = new Date(from);

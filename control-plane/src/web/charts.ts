@@ -22,7 +22,10 @@ export function sparkline(points: readonly SparkPoint[]): Html {
   const y = (ms: number) => h - pad - (ms / max) * (h - 2 * pad);
   const known = points.map((p, i) => [i, p.ms] as const).filter((e): e is readonly [number, number] => e[1] !== null);
   const line = known.map(([i, ms]) => `${f(x(i))},${f(y(ms))}`).join(' ');
-  const area = known.length > 1 ? `<path class="area" d="M${f(x(known[0]![0]))},${h - pad} L${line.replace(/ /g, ' L')} L${f(x(known.at(-1)![0]))},${h - pad} Z"/>` : '';
+  const area =
+    known.length > 1
+      ? `<path class="area" d="M${f(x(known[0]![0]))},${h - pad} L${line.replace(/ /g, ' L')} L${f(x(known.at(-1)![0]))},${h - pad} Z"/>`
+      : '';
   const fails = points.map((p, i) => (p.ok ? '' : `<circle class="fail" cx="${f(x(i))}" cy="${h - pad}" r="2.2"/>`)).join('');
   const latest = [...points].reverse().find((p) => p.ms !== null)?.ms ?? null;
   return raw(
@@ -94,9 +97,11 @@ export function responseChart(series: readonly Series[], from: number, to: numbe
     svg += `<line class="fail-tick" x1="${f(x(t))}" x2="${f(x(t))}" y1="${H - m.b - 6}" y2="${H - m.b}"><title>${n} failed check${n === 1 ? '' : 's'}</title></line>`;
   }
   svg += '</svg>';
-  const legend = html`<div class="legend">${series.map((s, i) => html`<span><i class="k${i % 6}"></i>${s.name}</span>`)}${
-    failed.size > 0 ? html`<span><i class="fail-key"></i>failed checks</span>` : ''
-  }<span class="faint">Times in UTC</span></div>`;
+  const legend = html`<div class="legend">
+    ${series.map((s, i) => html`<span><i class="k${i % 6}"></i>${s.name}</span>`)}${
+      failed.size > 0 ? html`<span><i class="fail-key"></i>failed checks</span>` : ''
+    }<span class="faint">Times in UTC</span>
+  </div>`;
   return html`${raw(svg)}${legend}`;
 }
 
@@ -124,7 +129,9 @@ export function uptimeBars(days: readonly DayUptime[]): Html {
       return `<rect${cls ? ` class="${cls}"` : ''} x="${i * step}" y="0" width="${step - 1.2}" height="34" rx="1"><title>${escapeHtml(label)}</title></rect>`;
     })
     .join('');
-  return raw(`<svg class="bars" viewBox="0 0 ${days.length * step} 34" preserveAspectRatio="none" role="img" aria-label="Uptime per day">${rects}</svg>`);
+  return raw(
+    `<svg class="bars" viewBox="0 0 ${days.length * step} 34" preserveAspectRatio="none" role="img" aria-label="Uptime per day">${rects}</svg>`,
+  );
 }
 
 export interface Timings {
@@ -159,7 +166,12 @@ export function phaseBar(t: Timings, scaleMs: number): Html {
     x += w;
   }
   const label = parts.map(([, name, ms]) => `${name} ${formatMs(ms)}`).join(', ');
-  return raw(`<svg class="phases" viewBox="0 0 ${W} 12" preserveAspectRatio="xMinYMid meet" role="img" aria-label="${escapeHtml(label)}">${rects}</svg>`);
+  return raw(
+    `<svg class="phases" viewBox="0 0 ${W} 12" preserveAspectRatio="xMinYMid meet" role="img" aria-label="${escapeHtml(label)}">${rects}</svg>`,
+  );
 }
 
-export const phaseLegend = html`<div class="legend phase-legend"><span><i class="ph-dns"></i>DNS</span><span><i class="ph-connect"></i>Connect</span><span><i class="ph-tls"></i>TLS</span><span><i class="ph-ttfb"></i>Waiting</span><span><i class="ph-rest"></i>Download</span></div>`;
+export const phaseLegend = html`<div class="legend phase-legend">
+  <span><i class="ph-dns"></i>DNS</span><span><i class="ph-connect"></i>Connect</span><span><i class="ph-tls"></i>TLS</span
+  ><span><i class="ph-ttfb"></i>Waiting</span><span><i class="ph-rest"></i>Download</span>
+</div>`;

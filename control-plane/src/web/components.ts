@@ -2,7 +2,7 @@ import { relativeTime } from '../platform/http/time.ts';
 import { CSRF_FIELD } from './csrf.ts';
 import { html, type Child, type Html } from './html.ts';
 
-export const csrfInput = (token: string) => html`<input type="hidden" name="${CSRF_FIELD}" value="${token}">`;
+export const csrfInput = (token: string) => html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
 
 const monitorStatusNames: Record<number, string> = { 0: 'pending', 1: 'up', 2: 'down', 3: 'paused' };
 
@@ -16,16 +16,26 @@ export function monitorPill(status: number, big = false): Html {
 }
 
 export function heartbeatPill(status: string, big = false): Html {
-  return html`<span class="pill ${status}${big ? ' big' : ''}" data-status="${status}">${status[0]!.toUpperCase() + status.slice(1)}</span>`;
+  return html`<span class="pill ${status}${big ? ' big' : ''}" data-status="${status}"
+    >${status[0]!.toUpperCase() + status.slice(1)}</span
+  >`;
 }
 
 /** A POST button in its own small form, carrying the CSRF token. */
-export function postButton(opts: { action: string; label: string; csrf: string; kind?: 'primary' | 'danger' | 'plain'; confirm?: string; small?: boolean; fields?: Record<string, string> }): Html {
+export function postButton(opts: {
+  action: string;
+  label: string;
+  csrf: string;
+  kind?: 'primary' | 'danger' | 'plain';
+  confirm?: string;
+  small?: boolean;
+  fields?: Record<string, string>;
+}): Html {
   const cls = ['btn', opts.kind === 'primary' ? 'btn-primary' : opts.kind === 'danger' ? 'btn-danger' : '', opts.small ? 'btn-sm' : '']
     .filter(Boolean)
     .join(' ');
-  return html`<form method="post" action="${opts.action}" class="inline"${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>
-    ${csrfInput(opts.csrf)}${Object.entries(opts.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+  return html`<form method="post" action="${opts.action}" class="inline" ${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>
+    ${csrfInput(opts.csrf)}${Object.entries(opts.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
     <button type="submit" class="${cls}">${opts.label}</button>
   </form>`;
 }
@@ -36,7 +46,10 @@ export function copyRow(value: string, label = 'Copy', testId?: string): Html {
 
 /** A multi-line snippet (a crontab line, a config) with a copy button. */
 export function snippet(text: string, testId?: string): Html {
-  return html`<div class="snippet-box"><pre class="snippet"${testId ? html` data-testid="${testId}"` : ''}>${text}</pre><button type="button" class="btn btn-sm" data-copy="${text}">Copy</button></div>`;
+  return html`<div class="snippet-box">
+    <pre class="snippet" ${testId ? html` data-testid="${testId}"` : ''}>${text}</pre>
+    <button type="button" class="btn btn-sm" data-copy="${text}">Copy</button>
+  </div>`;
 }
 
 export interface FieldOpts {
@@ -57,7 +70,8 @@ export interface FieldOpts {
 }
 
 /** Messages written for API clients name the field; under the field itself, "this field" reads better. */
-const underField = (m: string) => m.replace(/^The [\w.]+ field/, 'This field').replace(/^The selected [\w.]+ is invalid/, 'This choice is invalid');
+const underField = (m: string) =>
+  m.replace(/^The [\w.]+ field/, 'This field').replace(/^The selected [\w.]+ is invalid/, 'This choice is invalid');
 
 export function fieldErrors(errors: Record<string, string[]> | undefined, name: string, prefix = name): string[] {
   if (!errors) return [];
@@ -70,32 +84,45 @@ export function field(o: FieldOpts): Html {
   const errs = fieldErrors(o.errors, o.name, o.errorPrefix);
   return html`<div class="field${errs.length ? ' invalid' : ''}">
     <label for="f-${o.name}">${o.label}</label>
-    <input id="f-${o.name}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value ?? ''}"${o.required ? html` required` : ''}${
-      o.placeholder ? html` placeholder="${o.placeholder}"` : ''
-    }${o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ''}${o.min !== undefined ? html` min="${o.min}"` : ''}${
-      o.max !== undefined ? html` max="${o.max}"` : ''
-    }${o.autofocus ? html` autofocus` : ''}${errs.length ? html` aria-invalid="true"` : ''}>
-    ${o.help ? html`<div class="help">${o.help}</div>` : ''}
-    ${errs.map((e) => html`<div class="error">${e}</div>`)}
+    <input
+      id="f-${o.name}"
+      name="${o.name}"
+      type="${o.type ?? 'text'}"
+      value="${o.value ?? ''}"
+      ${o.required ? html` required` : ''}${
+        o.placeholder ? html` placeholder="${o.placeholder}"` : ''
+      }${o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ''}${o.min !== undefined ? html` min="${o.min}"` : ''}${
+        o.max !== undefined ? html` max="${o.max}"` : ''
+      }${o.autofocus ? html` autofocus` : ''}${errs.length ? html` aria-invalid="true"` : ''}
+    />
+    ${o.help ? html`<div class="help">${o.help}</div>` : ''} ${errs.map((e) => html`<div class="error">${e}</div>`)}
   </div>`;
 }
 
-export function selectField(o: { name: string; label: string; value: string; options: readonly (readonly [string, string])[]; help?: Child; errors?: Record<string, string[]> }): Html {
+export function selectField(o: {
+  name: string;
+  label: string;
+  value: string;
+  options: readonly (readonly [string, string])[];
+  help?: Child;
+  errors?: Record<string, string[]>;
+}): Html {
   const errs = fieldErrors(o.errors, o.name);
   return html`<div class="field${errs.length ? ' invalid' : ''}">
     <label for="f-${o.name}">${o.label}</label>
     <select id="f-${o.name}" name="${o.name}">
-      ${o.options.map(([v, text]) => html`<option value="${v}"${v === o.value ? html` selected` : ''}>${text}</option>`)}
+      ${o.options.map(([v, text]) => html`<option value="${v}" ${v === o.value ? html` selected` : ''}>${text}</option>`)}
     </select>
-    ${o.help ? html`<div class="help">${o.help}</div>` : ''}
-    ${errs.map((e) => html`<div class="error">${e}</div>`)}
+    ${o.help ? html`<div class="help">${o.help}</div>` : ''} ${errs.map((e) => html`<div class="error">${e}</div>`)}
   </div>`;
 }
 
 export function checkbox(o: { name: string; label: string; checked: boolean; help?: Child; value?: string }): Html {
-  return html`<div class="field"><label class="check"><input type="checkbox" name="${o.name}" value="${o.value ?? 'on'}"${o.checked ? html` checked` : ''}> ${o.label}</label>${
-    o.help ? html`<div class="help">${o.help}</div>` : ''
-  }</div>`;
+  return html`<div class="field">
+    <label class="check"
+      ><input type="checkbox" name="${o.name}" value="${o.value ?? 'on'}" ${o.checked ? html` checked` : ''} /> ${o.label}</label
+    >${o.help ? html`<div class="help">${o.help}</div>` : ''}
+  </div>`;
 }
 
 export function formErrorSummary(errors: Record<string, string[]> | undefined, known: readonly string[]): Html {
@@ -106,7 +133,11 @@ export function formErrorSummary(errors: Record<string, string[]> | undefined, k
 }
 
 export function emptyState(title: string, text: Child, action?: Html): Html {
-  return html`<div class="empty"><h2>${title}</h2><p>${text}</p>${action ?? ''}</div>`;
+  return html`<div class="empty">
+    <h2>${title}</h2>
+    <p>${text}</p>
+    ${action ?? ''}
+  </div>`;
 }
 
 /** "3.2 s", "245 ms" */
@@ -147,7 +178,8 @@ export function fromNow(iso: string | null, now: Date, none = '–'): string {
 }
 
 export function heartbeatSchedule(h: { cron_schedule: string | null; period: number | null; timezone: string }): Html {
-  if (h.cron_schedule) return html`<code>${h.cron_schedule}</code>${h.timezone !== 'UTC' ? html` <span class="faint">${h.timezone}</span>` : ''}`;
+  if (h.cron_schedule)
+    return html`<code>${h.cron_schedule}</code>${h.timezone !== 'UTC' ? html` <span class="faint">${h.timezone}</span>` : ''}`;
   if (h.period) return html`every ${formatDuration(h.period)}`;
   return html`<span class="faint">no schedule</span>`;
 }

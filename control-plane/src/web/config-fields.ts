@@ -41,7 +41,15 @@ export function configFields(type: IntegrationType): ConfigField[] {
     const { base, optional, fallback } = unwrap(schema);
     const def = defOf(base);
     const kind: ConfigField['kind'] =
-      def.type === 'array' ? 'list' : def.type === 'record' ? 'lines' : def.type === 'enum' ? 'select' : secrets.has(name) ? 'secret' : 'text';
+      def.type === 'array'
+        ? 'list'
+        : def.type === 'record'
+          ? 'lines'
+          : def.type === 'enum'
+            ? 'select'
+            : secrets.has(name)
+              ? 'secret'
+              : 'text';
     return {
       name,
       kind,

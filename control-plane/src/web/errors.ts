@@ -25,11 +25,13 @@ export function renderError(deps: WebDeps, status: number, message: string): Htm
   return publicPage(
     deps.assets,
     `${title} · uptime`,
-    html`<div class="card"><div class="card-body">
-      <h1>${title}</h1>
-      <p class="muted">${message}</p>
-      <div class="actions"><a class="btn btn-primary" href="${urls.home}">Go to the dashboard</a></div>
-    </div></div>`,
+    html`<div class="card">
+      <div class="card-body">
+        <h1>${title}</h1>
+        <p class="muted">${message}</p>
+        <div class="actions"><a class="btn btn-primary" href="${urls.home}">Go to the dashboard</a></div>
+      </div>
+    </div>`,
   );
 }
 
@@ -60,6 +62,9 @@ export function installWebErrorHandler(app: App, deps: WebDeps): void {
       }
     }
     if (status >= 500) req.log.error({ err }, 'dashboard request failed');
-    return reply.code(status).header('content-type', 'text/html; charset=utf-8').send(renderError(deps, status, message).value);
+    return reply
+      .code(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .send(renderError(deps, status, message).value);
   });
 }

@@ -88,7 +88,10 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
         if (req.method !== 'POST') return;
         if (crossSite(req) || !sameToken(submittedToken(req), req.webSession?.csrfToken)) {
           req.log.warn({ req }, 'form refused: CSRF token missing or wrong');
-          return reply.code(403).header('content-type', 'text/html; charset=utf-8').send(renderError(deps, 403, 'This form has expired. Go back, reload the page and try again.').value);
+          return reply
+            .code(403)
+            .header('content-type', 'text/html; charset=utf-8')
+            .send(renderError(deps, 403, 'This form has expired. Go back, reload the page and try again.').value);
         }
       });
       signOutRoute(signedIn, deps);

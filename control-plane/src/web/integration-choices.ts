@@ -19,10 +19,24 @@ export async function projectIntegrations(deps: WebDeps, p: Principal, projectId
 
 /** Checkboxes linking the project's integrations to a monitor, heartbeat or trigger. */
 export function integrationChoices(all: readonly Integration[], chosen: readonly string[], legend = 'Send alerts to'): Html {
-  if (all.length === 0) return html`<fieldset><legend>${legend}</legend><p class="muted">No integrations in this project yet. <a href="${urls.integrations}/new">Add one</a> to get alerts.</p></fieldset>`;
-  return html`<fieldset><legend>${legend}</legend><div class="actions">${all.map((i) =>
-    checkbox({ name: 'integration_ids', label: `${i.name} (${typeLabels[i.type]})${i.active ? '' : ' · paused'}`, checked: chosen.includes(i.id), value: i.id }),
-  )}</div></fieldset>`;
+  if (all.length === 0)
+    return html`<fieldset>
+      <legend>${legend}</legend>
+      <p class="muted">No integrations in this project yet. <a href="${urls.integrations}/new">Add one</a> to get alerts.</p>
+    </fieldset>`;
+  return html`<fieldset>
+    <legend>${legend}</legend>
+    <div class="actions">
+      ${all.map((i) =>
+        checkbox({
+          name: 'integration_ids',
+          label: `${i.name} (${typeLabels[i.type]})${i.active ? '' : ' · paused'}`,
+          checked: chosen.includes(i.id),
+          value: i.id,
+        }),
+      )}
+    </div>
+  </fieldset>`;
 }
 
 /** The integration ids a form sent (a checkbox list repeats its name). */

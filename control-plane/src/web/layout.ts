@@ -28,11 +28,14 @@ const icons: Record<NavKey, string> = {
   integrations: '<path d="M7 3v4M13 3v4M5 7h10v3a5 5 0 0 1-10 0zM10 15v3"/>',
   tokens: '<circle cx="7" cy="10" r="3.5"/><path d="M10.5 10H18v3M15 10v2"/>',
   members: '<circle cx="7.5" cy="7" r="3"/><path d="M2 17c0-3 2.5-5 5.5-5s5.5 2 5.5 5M13 4.5a3 3 0 0 1 0 5.5M15 12c2 .5 3 2.3 3 5"/>',
-  project: '<circle cx="10" cy="10" r="2.6"/><path d="M10 2v2.5M10 15.5V18M2 10h2.5M15.5 10H18M4.3 4.3l1.8 1.8M13.9 13.9l1.8 1.8M4.3 15.7l1.8-1.8M13.9 6.1l1.8-1.8"/>',
+  project:
+    '<circle cx="10" cy="10" r="2.6"/><path d="M10 2v2.5M10 15.5V18M2 10h2.5M15.5 10H18M4.3 4.3l1.8 1.8M13.9 13.9l1.8 1.8M4.3 15.7l1.8-1.8M13.9 6.1l1.8-1.8"/>',
 };
 
 function icon(key: NavKey): Html {
-  return raw(`<svg class="nav-icon" viewBox="0 0 20 20" fill="none" stroke="currentColor" stroke-width="1.7" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">${icons[key]}</svg>`);
+  return raw(
+    `<svg class="nav-icon" viewBox="0 0 20 20" fill="none" stroke="currentColor" stroke-width="1.7" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">${icons[key]}</svg>`,
+  );
 }
 
 const brandMark = raw(
@@ -41,21 +44,22 @@ const brandMark = raw(
 
 function head(title: string, assets: AssetHrefs, extra: Child = ''): Html {
   return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<title>${title}</title>
-<link rel="icon" href="${assets.icon}" type="image/svg+xml">
-<link rel="stylesheet" href="${assets.css}">
-<script src="${assets.js}" defer></script>
-${extra}
-</head>`;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="same-origin" />
+        <title>${title}</title>
+        <link rel="icon" href="${assets.icon}" type="image/svg+xml" />
+        <link rel="stylesheet" href="${assets.css}" />
+        <script src="${assets.js}" defer></script>
+        ${extra}
+      </head>
+    </html>`;
 }
 
 function navLink(key: NavKey, href: string, label: string, active: NavKey): Html {
-  return html`<a href="${href}"${key === active ? html` aria-current="page"` : ''}>${icon(key)}<span>${label}</span></a>`;
+  return html`<a href="${href}" ${key === active ? html` aria-current="page"` : ''}>${icon(key)}<span>${label}</span></a>`;
 }
 
 function switcher(c: Chrome): Html {
@@ -67,11 +71,12 @@ function switcher(c: Chrome): Html {
     <label for="project-switcher">Project</label>
     <select id="project-switcher" name="project_id" data-autosubmit aria-label="Project">
       ${orgs.map(
-        ([orgId, orgName]) => html`<optgroup label="${orgName}">
-          ${projects
-            .filter((p) => p.organizationId === orgId)
-            .map((p) => html`<option value="${p.id}"${p.id === current?.id ? html` selected` : ''}>${p.name}</option>`)}
-        </optgroup>`,
+        ([orgId, orgName]) =>
+          html`<optgroup label="${orgName}">
+            ${projects
+              .filter((p) => p.organizationId === orgId)
+              .map((p) => html`<option value="${p.id}" ${p.id === current?.id ? html` selected` : ''}>${p.name}</option>`)}
+          </optgroup>`,
       )}
     </select>
     <button type="submit" class="btn btn-sm js-hide">Switch</button>
@@ -136,7 +141,10 @@ export function publicPage(assets: AssetHrefs, title: string, body: Html, extraH
 export function pageHead(title: Child, opts: { sub?: Child; actions?: Child; pill?: Child } = {}): Html {
   return html`<div class="page-head">
     <div>
-      <div class="title-row"><h1>${title}</h1>${opts.pill ?? ''}</div>
+      <div class="title-row">
+        <h1>${title}</h1>
+        ${opts.pill ?? ''}
+      </div>
       ${opts.sub ? html`<div class="sub">${opts.sub}</div>` : ''}
     </div>
     ${opts.actions ? html`<div class="actions">${opts.actions}</div>` : ''}

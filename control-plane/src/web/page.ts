@@ -26,7 +26,12 @@ export function noProject(pc: PageContext): Html {
   return appPage(
     pc,
     html`${pageHead(pc.title)}
-    <div class="card"><div class="empty"><h2>No project yet</h2><p>Monitors and heartbeats live in projects. Create one to get started.</p>
-    <a class="btn btn-primary" href="${urls.project}">Create a project</a></div></div>`,
+      <div class="card">
+        <div class="empty">
+          <h2>No project yet</h2>
+          <p>Monitors and heartbeats live in projects. Create one to get started.</p>
+          <a class="btn btn-primary" href="${urls.project}">Create a project</a>
+        </div>
+      </div>`,
   );
 }

@@ -1,10 +1,10 @@
-import { BlockedTargetError } from './connector.ts'
+import { BlockedTargetError } from './connector.ts';
 
-export type CheckErrorClass = 'dns' | 'refused' | 'timeout' | 'tls' | 'status' | 'other'
-export type CheckError = { class: CheckErrorClass; message: string }
+export type CheckErrorClass = 'dns' | 'refused' | 'timeout' | 'tls' | 'status' | 'other';
+export type CheckError = { class: CheckErrorClass; message: string };
 
-const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA', 'ENODATA', 'ESERVFAIL'])
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'])
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA', 'ENODATA', 'ESERVFAIL']);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const OTHER_MESSAGES: Record<string, string> = {
   ECONNRESET: 'Connection reset by peer',
   EPIPE: 'Connection closed while sending the request',
@@ -13,49 +13,50 @@ const OTHER_MESSAGES: Record<string, string> = {
   ENETUNREACH: 'Network unreachable',
   HPE_INVALID_CONSTANT: 'Invalid HTTP response',
   UND_ERR_HEADERS_OVERFLOW: 'Response headers too large',
-}
+};
 
-type ErrLike = Error & { code?: unknown; hostname?: unknown; errors?: unknown; cause?: unknown }
+type ErrLike = Error & { code?: unknown; hostname?: unknown; errors?: unknown; cause?: unknown };
 
 /** The innermost error carrying a code: undici and autoSelectFamily wrap the socket's error. */
 function withCode(err: unknown, depth = 0): ErrLike | null {
-  if (!(err instanceof Error) || depth > 4) return null
-  const e = err as ErrLike
-  const hasCode = typeof e.code === 'string'
-  if (hasCode && !Array.isArray(e.errors) && e.cause === undefined) return e
+  if (!(err instanceof Error) || depth > 4) return null;
+  const e = err as ErrLike;
+  const hasCode = typeof e.code === 'string';
+  if (hasCode && !Array.isArray(e.errors) && e.cause === undefined) return e;
   for (const inner of Array.isArray(e.errors) ? e.errors : []) {
-    const found = withCode(inner, depth + 1)
-    if (found !== null) return found
+    const found = withCode(inner, depth + 1);
+    if (found !== null) return found;
   }
-  const fromCause = withCode(e.cause, depth + 1)
-  if (fromCause !== null) return fromCause
-  return hasCode ? e : null
+  const fromCause = withCode(e.cause, depth + 1);
+  if (fromCause !== null) return fromCause;
+  return hasCode ? e : null;
 }
 
 function isTlsCode(code: string): boolean {
-  return code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || code === 'EPROTO' ||
-    /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)
+  return (
+    code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || code === 'EPROTO' || /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)
+  );
 }
 
 function short(message: string): string {
-  const line = message.split('\n')[0] ?? ''
-  return line.length > 200 ? `${line.slice(0, 197)}...` : line
+  const line = message.split('\n')[0] ?? '';
+  return line.length > 200 ? `${line.slice(0, 197)}...` : line;
 }
 
 /** Maps a transport failure to the error classes users see on a result. */
 export function classifyError(err: unknown, timeoutMs: number): CheckError {
-  const coded = withCode(err)
-  if (coded instanceof BlockedTargetError) return { class: 'other', message: coded.message }
-  const code = typeof coded?.code === 'string' ? coded.code : ''
+  const coded = withCode(err);
+  if (coded instanceof BlockedTargetError) return { class: 'other', message: coded.message };
+  const code = typeof coded?.code === 'string' ? coded.code : '';
   if (DNS_CODES.has(code)) {
-    const host = typeof coded?.hostname === 'string' ? ` for ${coded.hostname}` : ''
-    return { class: 'dns', message: `DNS lookup failed${host} (${code})` }
+    const host = typeof coded?.hostname === 'string' ? ` for ${coded.hostname}` : '';
+    return { class: 'dns', message: `DNS lookup failed${host} (${code})` };
   }
-  if (code === 'ECONNREFUSED') return { class: 'refused', message: 'Connection refused' }
-  if (TIMEOUT_CODES.has(code)) return { class: 'timeout', message: `Timed out after ${timeoutMs} ms` }
-  if (isTlsCode(code)) return { class: 'tls', message: short(`TLS error: ${coded?.message ?? code}`) }
-  const known = OTHER_MESSAGES[code]
-  if (known !== undefined) return { class: 'other', message: known }
-  const message = err instanceof Error ? err.message : String(err)
-  return { class: 'other', message: short(message || 'Check failed') }
+  if (code === 'ECONNREFUSED') return { class: 'refused', message: 'Connection refused' };
+  if (TIMEOUT_CODES.has(code)) return { class: 'timeout', message: `Timed out after ${timeoutMs} ms` };
+  if (isTlsCode(code)) return { class: 'tls', message: short(`TLS error: ${coded?.message ?? code}`) };
+  const known = OTHER_MESSAGES[code];
+  if (known !== undefined) return { class: 'other', message: known };
+  const message = err instanceof Error ? err.message : String(err);
+  return { class: 'other', message: short(message || 'Check failed') };
 }

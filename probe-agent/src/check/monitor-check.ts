@@ -1,45 +1,45 @@
-import type { Assignment, CheckResult } from '../../../shared/src/contracts/monitoring.ts'
-import { open } from '../../../shared/src/crypto.ts'
-import { pause } from '../timing.ts'
-import type { CheckOutcome, CheckTarget, Checker } from './check.ts'
+import type { Assignment, CheckResult } from '../../../shared/src/contracts/monitoring.ts';
+import { open } from '../../../shared/src/crypto.ts';
+import { pause } from '../timing.ts';
+import type { CheckOutcome, CheckTarget, Checker } from './check.ts';
 
 export type MonitorCheckOptions = {
-  checker: Pick<Checker, 'run'>
-  agentId: string
-  region: string
+  checker: Pick<Checker, 'run'>;
+  agentId: string;
+  region: string;
   /** Opens sealed basic-auth passwords; undefined when the agent was given no key. */
-  key: Buffer | undefined
-  now?: () => number
-}
+  key: Buffer | undefined;
+  now?: () => number;
+};
 
 export type MonitorCheckRun = {
-  assignment: Assignment
+  assignment: Assignment;
   /** The slot this check belongs to (ms since the epoch). */
-  scheduledAt: number
+  scheduledAt: number;
   /** Wait before the re-check of a failure. */
-  recheckPauseMs: number
+  recheckPauseMs: number;
   /** Aborting cancels the check: no result comes out of it. */
-  signal: AbortSignal
-}
+  signal: AbortSignal;
+};
 
 /** Checks one slot of a monitor, re-checking a failure once; null when cancelled. */
-export type MonitorCheck = (run: MonitorCheckRun) => Promise<CheckResult | null>
+export type MonitorCheck = (run: MonitorCheckRun) => Promise<CheckResult | null>;
 
-const noTimings = { dns: 0, connect: 0, tls: 0, ttfb: 0, total: 0 }
+const noTimings = { dns: 0, connect: 0, tls: 0, ttfb: 0, total: 0 };
 
 function failed(message: string): CheckOutcome {
-  return { ok: false, status_code: null, timings: noTimings, error: { class: 'other', message } }
+  return { ok: false, status_code: null, timings: noTimings, error: { class: 'other', message } };
 }
 
 /** The checker's target, or the outcome of a password this agent cannot open. */
 export function targetOf(a: Assignment, key: Buffer | undefined): { target: CheckTarget } | { outcome: CheckOutcome } {
-  let password: string | null = null
+  let password: string | null = null;
   if (a.basic_auth_password_sealed !== null) {
-    if (key === undefined) return { outcome: failed('Cannot open the basic-auth password: this agent has no AGENT_KEY') }
+    if (key === undefined) return { outcome: failed('Cannot open the basic-auth password: this agent has no AGENT_KEY') };
     try {
-      password = open(a.basic_auth_password_sealed, key)
+      password = open(a.basic_auth_password_sealed, key);
     } catch {
-      return { outcome: failed("Cannot open the basic-auth password: AGENT_KEY does not match the control plane's key") }
+      return { outcome: failed("Cannot open the basic-auth password: AGENT_KEY does not match the control plane's key") };
     }
   }
   return {
@@ -52,30 +52,30 @@ export function targetOf(a: Assignment, key: Buffer | undefined): { target: Chec
       timeout_ms: a.timeout * 1000,
       follow_redirects: a.follow_redirects,
     },
-  }
+  };
 }
 
 export function createMonitorCheck(opts: MonitorCheckOptions): MonitorCheck {
-  const now = opts.now ?? Date.now
+  const now = opts.now ?? Date.now;
 
   async function attempt(a: Assignment, signal: AbortSignal): Promise<{ outcome: CheckOutcome; checkedAt: number }> {
-    const checkedAt = now()
-    const t = targetOf(a, opts.key)
-    const outcome = 'target' in t ? await opts.checker.run(t.target, signal) : t.outcome
-    return { outcome, checkedAt }
+    const checkedAt = now();
+    const t = targetOf(a, opts.key);
+    const outcome = 'target' in t ? await opts.checker.run(t.target, signal) : t.outcome;
+    return { outcome, checkedAt };
   }
 
   return async ({ assignment: a, scheduledAt, recheckPauseMs, signal }) => {
-    let attempts = 1
-    let last = await attempt(a, signal)
+    let attempts = 1;
+    let last = await attempt(a, signal);
     // One lost packet is not an outage: only a failure confirmed at once counts.
     if (!last.outcome.ok && !signal.aborted) {
-      if (!(await pause(recheckPauseMs, signal))) return null
-      attempts = 2
-      last = await attempt(a, signal)
+      if (!(await pause(recheckPauseMs, signal))) return null;
+      attempts = 2;
+      last = await attempt(a, signal);
     }
-    if (signal.aborted) return null
-    const { outcome, checkedAt } = last
+    if (signal.aborted) return null;
+    const { outcome, checkedAt } = last;
     return {
       monitor_id: a.monitor_id,
       region: opts.region,
@@ -87,6 +87,6 @@ export function createMonitorCheck(opts: MonitorCheckOptions): MonitorCheck {
       timings: outcome.timings,
       error: outcome.error,
       attempts,
-    }
-  }
+    };
+  };
 }

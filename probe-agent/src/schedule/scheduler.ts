@@ -1,225 +1,226 @@
-import { createHeap } from '../../../shared/src/heap.ts'
+import { createHeap } from '../../../shared/src/heap.ts';
 
 export type SchedulerOptions<T> = {
-  now: () => number
-  setTimer: (fn: () => void, delayMs: number) => T
-  clearTimer: (handle: T) => void
+  now: () => number;
+  setTimer: (fn: () => void, delayMs: number) => T;
+  clearTimer: (handle: T) => void;
   /** Runs in flight at most; further due runs wait in FIFO order. */
-  concurrency: number
+  concurrency: number;
   /** Receives the slot time it was scheduled for, so lateness can be measured. */
-  run: (id: string, scheduledAt: number) => Promise<void>
+  run: (id: string, scheduledAt: number) => Promise<void>;
   /** now() - scheduledAt when a run starts (timer delay plus queueing). */
-  onLateness?: (lateMs: number, id: string) => void
-  onError?: (err: unknown, id: string) => void
-}
+  onLateness?: (lateMs: number, id: string) => void;
+  onError?: (err: unknown, id: string) => void;
+};
 
 export type SchedulerStats = {
   /** Runs started. */
-  runs: number
+  runs: number;
   /** Slots not run: missed while the process was late, or while the previous run was still busy. */
-  skipped: number
+  skipped: number;
   /** Runs whose promise rejected. */
-  failed: number
-  inFlight: number
-  queued: number
-}
+  failed: number;
+  inFlight: number;
+  queued: number;
+};
 
 export type Scheduler = {
   /** Schedules id; an id already present only changes its interval (see update). */
-  add(id: string, intervalMs: number, phaseSeed?: string): void
-  remove(id: string): boolean
+  add(id: string, intervalMs: number, phaseSeed?: string): void;
+  remove(id: string): boolean;
   /** A changed interval takes effect at the next slot of the new grid; the same interval is a no-op. */
-  update(id: string, intervalMs: number): boolean
-  has(id: string): boolean
+  update(id: string, intervalMs: number): boolean;
+  has(id: string): boolean;
   /** The next slot of id, undefined when not scheduled. */
-  dueOf(id: string): number | undefined
-  readonly size: number
-  stats(): SchedulerStats
+  dueOf(id: string): number | undefined;
+  readonly size: number;
+  stats(): SchedulerStats;
   /** Disarms the timer, drops waiting runs and resolves when runs in flight have finished. */
-  stop(): Promise<void>
-}
+  stop(): Promise<void>;
+};
 
 /** FNV-1a 32-bit over UTF-16 code units, then murmur3's finalizer so nearby ids spread too. */
 export function hash32(s: string): number {
-  let h = 0x811c9dc5
+  let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
   }
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  h ^= h >>> 16
-  return h >>> 0
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
 }
 
 /** Offset of id's slots inside its interval: every process derives the same value. */
 export function phaseOf(id: string, intervalMs: number): number {
-  return hash32(id) % intervalMs
+  return hash32(id) % intervalMs;
 }
 
 /** The earliest t >= now with t ≡ phase (mod interval). */
 export function nextSlot(now: number, intervalMs: number, phase: number): number {
-  return phase + Math.ceil((now - phase) / intervalMs) * intervalMs
+  return phase + Math.ceil((now - phase) / intervalMs) * intervalMs;
 }
 
 type Entry = {
-  id: string
-  slot: number
-  seed: string
-  intervalMs: number
-  due: number
+  id: string;
+  slot: number;
+  seed: string;
+  intervalMs: number;
+  due: number;
   /** Queued or running: a slot that comes due meanwhile is skipped, never overlapped. */
-  busy: boolean
-  removed: boolean
-}
+  busy: boolean;
+  removed: boolean;
+};
 
-type Job = { entry: Entry; scheduledAt: number }
+type Job = { entry: Entry; scheduledAt: number };
 
 // setTimeout fires at once for delays beyond int32; longer waits re-arm when they wake up.
-const MAX_DELAY_MS = 0x7fffffff
+const MAX_DELAY_MS = 0x7fffffff;
 
 export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
-  if (!(opts.concurrency >= 1)) throw new RangeError('concurrency must be at least 1')
-  const heap = createHeap()
-  const byId = new Map<string, Entry>()
-  const bySlot: Array<Entry | undefined> = []
-  const freeSlots: number[] = []
-  let queue: Array<Job | undefined> = []
-  let queueHead = 0
-  let timer: T | null = null
-  let armedFor = Infinity
-  let stopped = false
-  let drained: (() => void) | null = null
-  const counters = { runs: 0, skipped: 0, failed: 0, inFlight: 0 }
+  if (!(opts.concurrency >= 1)) throw new RangeError('concurrency must be at least 1');
+  const heap = createHeap();
+  const byId = new Map<string, Entry>();
+  const bySlot: Array<Entry | undefined> = [];
+  const freeSlots: number[] = [];
+  let queue: Array<Job | undefined> = [];
+  let queueHead = 0;
+  let timer: T | null = null;
+  let armedFor = Infinity;
+  let stopped = false;
+  let drained: (() => void) | null = null;
+  const counters = { runs: 0, skipped: 0, failed: 0, inFlight: 0 };
 
   function checkInterval(intervalMs: number): void {
-    if (!(intervalMs > 0) || !Number.isFinite(intervalMs)) throw new RangeError(`interval must be a positive number of ms, got ${intervalMs}`)
+    if (!(intervalMs > 0) || !Number.isFinite(intervalMs))
+      throw new RangeError(`interval must be a positive number of ms, got ${intervalMs}`);
   }
 
   function arm(): void {
-    if (stopped) return
-    const due = heap.peekDue()
-    if (due === armedFor && (timer !== null || due === Infinity)) return
-    if (timer !== null) opts.clearTimer(timer)
-    timer = null
-    armedFor = due
-    if (due === Infinity) return
-    const delay = Math.min(MAX_DELAY_MS, Math.max(0, Math.ceil(due - opts.now())))
-    timer = opts.setTimer(onTimer, delay)
+    if (stopped) return;
+    const due = heap.peekDue();
+    if (due === armedFor && (timer !== null || due === Infinity)) return;
+    if (timer !== null) opts.clearTimer(timer);
+    timer = null;
+    armedFor = due;
+    if (due === Infinity) return;
+    const delay = Math.min(MAX_DELAY_MS, Math.max(0, Math.ceil(due - opts.now())));
+    timer = opts.setTimer(onTimer, delay);
   }
 
   function onTimer(): void {
-    timer = null
-    armedFor = Infinity
-    if (stopped) return
-    const t = opts.now()
+    timer = null;
+    armedFor = Infinity;
+    if (stopped) return;
+    const t = opts.now();
     while (heap.size > 0 && heap.peekDue() <= t) {
-      const entry = bySlot[heap.peek()]!
-      let scheduledAt = entry.due
-      const missed = Math.floor((t - scheduledAt) / entry.intervalMs)
+      const entry = bySlot[heap.peek()]!;
+      let scheduledAt = entry.due;
+      const missed = Math.floor((t - scheduledAt) / entry.intervalMs);
       if (missed > 0) {
-        counters.skipped += missed
-        scheduledAt += missed * entry.intervalMs
+        counters.skipped += missed;
+        scheduledAt += missed * entry.intervalMs;
       }
       // The next slot follows the schedule, not the completion: no drift.
-      entry.due = scheduledAt + entry.intervalMs
-      heap.update(entry.slot, entry.due)
+      entry.due = scheduledAt + entry.intervalMs;
+      heap.update(entry.slot, entry.due);
       if (entry.busy) {
-        counters.skipped++
-        continue
+        counters.skipped++;
+        continue;
       }
-      entry.busy = true
-      queue.push({ entry, scheduledAt })
+      entry.busy = true;
+      queue.push({ entry, scheduledAt });
     }
-    pump()
-    arm()
+    pump();
+    arm();
   }
 
   function pump(): void {
     while (!stopped && counters.inFlight < opts.concurrency && queueHead < queue.length) {
-      const job = queue[queueHead]!
-      queue[queueHead++] = undefined
-      if (!job.entry.removed) start(job)
+      const job = queue[queueHead]!;
+      queue[queueHead++] = undefined;
+      if (!job.entry.removed) start(job);
     }
     if (queueHead > 1024 && queueHead * 2 > queue.length) {
-      queue = queue.slice(queueHead)
-      queueHead = 0
+      queue = queue.slice(queueHead);
+      queueHead = 0;
     }
   }
 
   function start({ entry, scheduledAt }: Job): void {
-    counters.inFlight++
-    counters.runs++
-    opts.onLateness?.(opts.now() - scheduledAt, entry.id)
-    let running: Promise<void>
+    counters.inFlight++;
+    counters.runs++;
+    opts.onLateness?.(opts.now() - scheduledAt, entry.id);
+    let running: Promise<void>;
     try {
-      running = Promise.resolve(opts.run(entry.id, scheduledAt))
+      running = Promise.resolve(opts.run(entry.id, scheduledAt));
     } catch (err) {
-      running = Promise.reject(err)
+      running = Promise.reject(err);
     }
     running
       .catch((err: unknown) => {
-        counters.failed++
-        opts.onError?.(err, entry.id)
+        counters.failed++;
+        opts.onError?.(err, entry.id);
       })
       .finally(() => {
-        counters.inFlight--
-        entry.busy = false
-        pump()
-        if (counters.inFlight === 0) drained?.()
-      })
+        counters.inFlight--;
+        entry.busy = false;
+        pump();
+        if (counters.inFlight === 0) drained?.();
+      });
   }
 
   function add(id: string, intervalMs: number, phaseSeed: string = id): void {
-    checkInterval(intervalMs)
+    checkInterval(intervalMs);
     if (byId.has(id)) {
-      update(id, intervalMs)
-      return
+      update(id, intervalMs);
+      return;
     }
-    const slot = freeSlots.pop() ?? bySlot.length
-    const due = nextSlot(opts.now(), intervalMs, phaseOf(phaseSeed, intervalMs))
-    const entry: Entry = { id, slot, seed: phaseSeed, intervalMs, due, busy: false, removed: false }
-    byId.set(id, entry)
-    bySlot[slot] = entry
-    heap.push(slot, due)
-    arm()
+    const slot = freeSlots.pop() ?? bySlot.length;
+    const due = nextSlot(opts.now(), intervalMs, phaseOf(phaseSeed, intervalMs));
+    const entry: Entry = { id, slot, seed: phaseSeed, intervalMs, due, busy: false, removed: false };
+    byId.set(id, entry);
+    bySlot[slot] = entry;
+    heap.push(slot, due);
+    arm();
   }
 
   function remove(id: string): boolean {
-    const entry = byId.get(id)
-    if (entry === undefined) return false
-    entry.removed = true
-    byId.delete(id)
-    bySlot[entry.slot] = undefined
-    heap.remove(entry.slot)
-    freeSlots.push(entry.slot)
-    arm()
-    return true
+    const entry = byId.get(id);
+    if (entry === undefined) return false;
+    entry.removed = true;
+    byId.delete(id);
+    bySlot[entry.slot] = undefined;
+    heap.remove(entry.slot);
+    freeSlots.push(entry.slot);
+    arm();
+    return true;
   }
 
   function update(id: string, intervalMs: number): boolean {
-    checkInterval(intervalMs)
-    const entry = byId.get(id)
-    if (entry === undefined) return false
-    if (entry.intervalMs === intervalMs) return true
-    entry.intervalMs = intervalMs
-    entry.due = nextSlot(opts.now(), intervalMs, phaseOf(entry.seed, intervalMs))
-    heap.update(entry.slot, entry.due)
-    arm()
-    return true
+    checkInterval(intervalMs);
+    const entry = byId.get(id);
+    if (entry === undefined) return false;
+    if (entry.intervalMs === intervalMs) return true;
+    entry.intervalMs = intervalMs;
+    entry.due = nextSlot(opts.now(), intervalMs, phaseOf(entry.seed, intervalMs));
+    heap.update(entry.slot, entry.due);
+    arm();
+    return true;
   }
 
   function stop(): Promise<void> {
-    stopped = true
-    if (timer !== null) opts.clearTimer(timer)
-    timer = null
-    for (const job of queue) if (job !== undefined) job.entry.busy = false
-    queue = []
-    queueHead = 0
-    if (counters.inFlight === 0) return Promise.resolve()
-    return new Promise((resolve) => (drained = resolve))
+    stopped = true;
+    if (timer !== null) opts.clearTimer(timer);
+    timer = null;
+    for (const job of queue) if (job !== undefined) job.entry.busy = false;
+    queue = [];
+    queueHead = 0;
+    if (counters.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => (drained = resolve));
   }
 
   return {
@@ -229,9 +230,9 @@ export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
     has: (id) => byId.has(id),
     dueOf: (id) => byId.get(id)?.due,
     get size() {
-      return byId.size
+      return byId.size;
     },
     stats: () => ({ ...counters, queued: queue.length - queueHead }),
     stop,
-  }
+  };
 }

@@ -48,7 +48,7 @@ export const documented: Entry[] = [
     title: 'PINGS: heartbeat pings',
     where: `stream \`${ns}_PINGS\`, subject \`${ns}.pings.<partition>.<heartbeat_id>\` (partition = first 32 bits of md5(id) mod \`PING_PARTITIONS\`), limits retention (7 days)`,
     body: [
-      'Published by every ping edge (the control plane and each probe agent\'s `PING_PORT`) before it answers `200 OK`,',
+      "Published by every ping edge (the control plane and each probe agent's `PING_PORT`) before it answers `200 OK`,",
       'with `Nats-Msg-Id` = `id`. Each partition is read by one deadline process at a time through the durable consumer',
       '`deadline-<partition>`; a process takes partitions with leases in KV `leases`.',
     ].join('\n'),
@@ -66,7 +66,8 @@ export const documented: Entry[] = [
   },
   {
     title: 'Webhook body: what a webhook integration receives',
-    where: 'HTTP POST to the integration\'s URL, headers `Idempotency-Key` (the delivery id), `X-Uptime-Timestamp` and, with a secret, `X-Uptime-Signature: sha256=<hex HMAC of "<timestamp>.<body>">`',
+    where:
+      'HTTP POST to the integration\'s URL, headers `Idempotency-Key` (the delivery id), `X-Uptime-Timestamp` and, with a secret, `X-Uptime-Signature: sha256=<hex HMAC of "<timestamp>.<body>">`',
     body: 'Not a NATS message, but a public contract built from the same events.',
     schema: Notification,
   },
@@ -74,8 +75,8 @@ export const documented: Entry[] = [
     title: 'KV assignments: what each region checks',
     where: `bucket \`${ns}_assignments\`, key \`<region>.<monitor_id>\``,
     body: [
-      'Written by the control plane\'s assigner from Postgres (the truth): put on create and update, deleted on pause',
-      'and delete, reconciled at start-up and when a region appears or disappears. Agents watch their region\'s keys.',
+      "Written by the control plane's assigner from Postgres (the truth): put on create and update, deleted on pause",
+      "and delete, reconciled at start-up and when a region appears or disappears. Agents watch their region's keys.",
       'The basic-auth password is sealed (AES-256-GCM) with the key agents get as `AGENT_KEY`.',
     ].join('\n'),
     schema: Assignment,
@@ -89,7 +90,7 @@ export const documented: Entry[] = [
   {
     title: 'KV heartbeats: ids a ping edge accepts',
     where: `bucket \`${ns}_heartbeats\`, key \`<heartbeat_id>\``,
-    body: 'Kept from Postgres by the deadline process holding the heartbeat\'s partition, so a regional edge answers 404 for unknown ids without Postgres.',
+    body: "Kept from Postgres by the deadline process holding the heartbeat's partition, so a regional edge answers 404 for unknown ids without Postgres.",
     schema: HeartbeatEntry,
   },
   {
@@ -145,7 +146,7 @@ export function renderStreamsDoc(entries: Entry[] = documented): string {
     '- **New subjects, streams and buckets** (a new event kind is also a new subject under `<ns>.events.>`).',
     '',
     'Breaking changes are removing or renaming a field, changing its type, unit or meaning, making an optional field',
-    'required, narrowing what a field may hold, and changing a subject\'s grammar or a `Nats-Msg-Id` scheme. None is',
+    "required, narrowing what a field may hold, and changing a subject's grammar or a `Nats-Msg-Id` scheme. None is",
     'ever made in place. A breaking change gets a new version of the subject and stream, outside the old subjects',
     '(for example `<ns>.v2.results.<region>.<monitor_id>` in `<ns>_RESULTS_V2`), or a new bucket. It is announced in',
     'the release notes and in this file, and the old version keeps being published beside the new one for at least',
@@ -154,7 +155,18 @@ export function renderStreamsDoc(entries: Entry[] = documented): string {
     '',
   ];
   for (const e of entries) {
-    parts.push(`## ${e.title}`, '', e.where + '.', '', e.body, '', '```json', JSON.stringify(publishedSchema(e.schema), null, 2), '```', '');
+    parts.push(
+      `## ${e.title}`,
+      '',
+      e.where + '.',
+      '',
+      e.body,
+      '',
+      '```json',
+      JSON.stringify(publishedSchema(e.schema), null, 2),
+      '```',
+      '',
+    );
   }
   return parts.join('\n');
 }

@@ -95,7 +95,9 @@ export function installMethodNotAllowed(app: AnyFastify, refusals: RoutingRefusa
     if (err.code !== 'HPE_INVALID_METHOD' || !socket.writable) return;
     const body = JSON.stringify({ message: 'Method not implemented' });
     // Written and closed as Node and Fastify do with their own 400.
-    socket.write(`HTTP/1.1 501 Not Implemented\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 501 Not Implemented\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
     socket.destroy();
   });
   return table;

@@ -50,7 +50,7 @@ function parseV4(s: string): number {
 
 function inCidr4(addr: number, [base, prefix]: Cidr4): boolean {
   const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-  return ((addr & mask) >>> 0) === base;
+  return (addr & mask) >>> 0 === base;
 }
 
 function isBlockedV4(addr: number): boolean {

@@ -1,6 +1,9 @@
 import type { Config } from '../config.ts';
 
-type TimeoutSettings = Pick<Config, 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'>;
+type TimeoutSettings = Pick<
+  Config,
+  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
+>;
 
 /**
  * Fastify server options that cut slow clients off: headers and whole requests must arrive in

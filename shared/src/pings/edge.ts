@@ -45,13 +45,15 @@ export type PingEdgeOptions = EdgeBase & ({ heartbeats: KV; lookup?: undefined }
 const TEXT = 'text/plain; charset=utf-8';
 
 function answer(reply: FastifyReply, status: number, text: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('content-type', TEXT)
-    .header('cache-control', 'no-store')
-    // Pings may come from a browser page (a job in a tab); the answer reveals nothing.
-    .header('access-control-allow-origin', '*')
-    .send(text);
+  return (
+    reply
+      .code(status)
+      .header('content-type', TEXT)
+      .header('cache-control', 'no-store')
+      // Pings may come from a browser page (a job in a tab); the answer reveals nothing.
+      .header('access-control-allow-origin', '*')
+      .send(text)
+  );
 }
 
 const unavailable = (reply: FastifyReply) => answer(reply.header('retry-after', '5'), 503, 'Service temporarily unavailable');

@@ -46,7 +46,12 @@ export function utf8Boundary(buf: Uint8Array): number {
  */
 export function bodyExcerpt(head: Uint8Array, truncated: boolean): string {
   const end = truncated ? utf8Boundary(head) : head.length;
-  return Buffer.from(head.buffer, head.byteOffset, end).toString('utf8').replace(/\u0000/g, '\uFFFD');
+  return (
+    Buffer.from(head.buffer, head.byteOffset, end)
+      .toString('utf8')
+      // eslint-disable-next-line no-control-regex -- NUL is the character looked for
+      .replace(/\u0000/g, '\uFFFD')
+  );
 }
 
 export interface ReadBody {

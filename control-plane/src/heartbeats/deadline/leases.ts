@@ -98,15 +98,17 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
     if (overdue.length > 0) await lose(overdue, 'not renewed in time');
     const failed: number[] = [];
     await Promise.all(
-      [...held].filter(([, h]) => renewDue(h.writtenAt, performance.now(), timing)).map(async ([p, h]) => {
-        const sentAt = performance.now();
-        try {
-          const revision = await kv.update(partitionKey(p), value, h.revision, timing.requestTimeoutMs);
-          held.set(p, lease(revision, sentAt));
-        } catch {
-          failed.push(p);
-        }
-      }),
+      [...held]
+        .filter(([, h]) => renewDue(h.writtenAt, performance.now(), timing))
+        .map(async ([p, h]) => {
+          const sentAt = performance.now();
+          try {
+            const revision = await kv.update(partitionKey(p), value, h.revision, timing.requestTimeoutMs);
+            held.set(p, lease(revision, sentAt));
+          } catch {
+            failed.push(p);
+          }
+        }),
     );
     if (failed.length > 0) await lose(failed, 'renewal failed');
   };

@@ -65,10 +65,13 @@ export function createPartitionClock(base: Clock, initial: Backlog = unknownBack
     t.fn();
   };
   const onProcessClock = (t: Timer) => {
-    t.handle = base.setTimer(() => {
-      t.handle = undefined;
-      fire(t);
-    }, Math.max(0, t.at - base.now()));
+    t.handle = base.setTimer(
+      () => {
+        t.handle = undefined;
+        fire(t);
+      },
+      Math.max(0, t.at - base.now()),
+    );
   };
   const wake = (t: Timer) => {
     t.handle = base.setTimer(() => {

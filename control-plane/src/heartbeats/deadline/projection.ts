@@ -5,7 +5,10 @@ export interface HeartbeatsProjection {
   put(id: string, projectId: string): Promise<void>;
   remove(id: string): Promise<void>;
   /** Makes the keys `inScope` selects exactly these heartbeats: adds the missing, deletes the rest. */
-  reconcile(rows: readonly { id: string; project_id: string }[], inScope: (id: string) => boolean): Promise<{ puts: number; deletes: number }>;
+  reconcile(
+    rows: readonly { id: string; project_id: string }[],
+    inScope: (id: string) => boolean,
+  ): Promise<{ puts: number; deletes: number }>;
 }
 
 async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {

@@ -112,7 +112,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const retries = new Set<NodeJS.Timeout>();
   let invalid = 0;
 
-  const hold = (partition: number): HeldPartition => {
+  const hold = (): HeldPartition => {
     const pclock = createPartitionClock(clock);
     const timers = createDeadlineTimers({
       clock: pclock,
@@ -245,7 +245,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const take = async (ps: number[]) => {
     for (const p of ps) {
       owned.add(p);
-      held.set(p, hold(p));
+      held.set(p, hold());
     }
     try {
       for (const p of ps) {
@@ -300,8 +300,13 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   });
   log.info({ holder, owned: leases.owned() }, 'deadline role started');
   const armedByPartition = () => new Map([...held].map(([p, h]) => [p, h.timers.size]));
-  const caughtUp = () => [...held].filter(([, h]) => h.clock.backlog.caughtUp).map(([p]) => p).sort((a, b) => a - b);
-  if (opts.metrics) registerMetrics(opts.metrics, { owned: () => leases.owned(), armed: armedByPartition, caughtUp, actors: () => actors.stats() });
+  const caughtUp = () =>
+    [...held]
+      .filter(([, h]) => h.clock.backlog.caughtUp)
+      .map(([p]) => p)
+      .sort((a, b) => a - b);
+  if (opts.metrics)
+    registerMetrics(opts.metrics, { owned: () => leases.owned(), armed: armedByPartition, caughtUp, actors: () => actors.stats() });
 
   return {
     stats: () => {
@@ -323,7 +328,12 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
 
 function registerMetrics(
   metrics: Metrics,
-  role: { owned(): number[]; armed(): ReadonlyMap<number, number>; caughtUp(): number[]; actors(): { actors: number; queuedPings: number } },
+  role: {
+    owned(): number[];
+    armed(): ReadonlyMap<number, number>;
+    caughtUp(): number[];
+    actors(): { actors: number; queuedPings: number };
+  },
 ): void {
   metrics.gauge('uptime_deadline_partitions_owned', 'PINGS partitions whose lease this process holds.', () => role.owned().length);
   metrics.gauge(
@@ -331,10 +341,15 @@ function registerMetrics(
     'Held PINGS partitions whose pings have not all reached this process (a backlog being replayed): their deadlines wait for the replay.',
     () => role.owned().length - role.caughtUp().length,
   );
-  metrics.labeledGauge('uptime_deadline_heartbeats_armed', 'Heartbeats with an armed deadline, by partition this process holds.', ['partition'], () => {
-    const armed = role.armed();
-    return role.owned().map((partition) => ({ labels: { partition }, value: armed.get(partition) ?? 0 }));
-  });
+  metrics.labeledGauge(
+    'uptime_deadline_heartbeats_armed',
+    'Heartbeats with an armed deadline, by partition this process holds.',
+    ['partition'],
+    () => {
+      const armed = role.armed();
+      return role.owned().map((partition) => ({ labels: { partition }, value: armed.get(partition) ?? 0 }));
+    },
+  );
   metrics.gauge('uptime_deadline_actors', 'Heartbeat actors with work queued or a step running.', () => role.actors().actors);
-  metrics.gauge('uptime_deadline_pings_queued', 'Pings waiting for their heartbeat\'s actor.', () => role.actors().queuedPings);
+  metrics.gauge('uptime_deadline_pings_queued', "Pings waiting for their heartbeat's actor.", () => role.actors().queuedPings);
 }

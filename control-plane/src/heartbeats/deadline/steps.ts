@@ -53,7 +53,11 @@ interface Raised {
 type Planned = { input: StepInput; row: undefined } | { input: StepInput; row: HeartbeatRecord; before: HeartbeatState; seq: Sequence };
 
 const plan = (row: HeartbeatRecord, input: StepInput, pings: readonly StepPing[] = input.pings): Sequence =>
-  applyPings(stateOf(row), pings.map((p) => ({ kind: p.ping.kind, at: p.at })), input.now);
+  applyPings(
+    stateOf(row),
+    pings.map((p) => ({ kind: p.ping.kind, at: p.at })),
+    input.now,
+  );
 
 /**
  * One step of each actor, in one transaction: lock the rows, apply the rules to the stored state
@@ -74,7 +78,14 @@ export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOut
     return pings.length < input.pings.length ? { ...input, pings } : input;
   });
   return sql.begin(async (tx) => {
-    const rows = new Map((await lockHeartbeats(tx, inputs.map((i) => i.id))).map((r) => [r.id, r]));
+    const rows = new Map(
+      (
+        await lockHeartbeats(
+          tx,
+          inputs.map((i) => i.id),
+        )
+      ).map((r) => [r.id, r]),
+    );
     const planned = inputs.map((input): Planned => {
       const row = rows.get(input.id);
       return row ? { input, row, before: stateOf(row), seq: plan(row, input) } : { input, row: undefined };
@@ -127,7 +138,11 @@ export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOut
       while (unmerged.length > 0) {
         const x = unmerged[0]!;
         late.pings++;
-        const history = await pingHistory(tx, input.id, unmerged.map((u) => u.ping.id));
+        const history = await pingHistory(
+          tx,
+          input.id,
+          unmerged.map((u) => u.ping.id),
+        );
         unmerged.shift();
         const merged = mergeLatePing(state, history, { id: x.ping.id, kind: x.ping.kind, at: x.at }, input.now);
         if (!merged) continue;
@@ -156,7 +171,10 @@ export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOut
     const statements: Statement[] = [];
     if (writes.length > 0) statements.push(statesUpdate(tx, writes));
     if (raised.length > 0) {
-      const recorded = eventsInsert(tx, raised.map((r) => r.event));
+      const recorded = eventsInsert(
+        tx,
+        raised.map((r) => r.event),
+      );
       raised.forEach((r, i) => r.outcome.events.push(recorded.events[i]!));
       statements.push(recorded.statement);
     }

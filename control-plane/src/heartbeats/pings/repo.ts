@@ -41,11 +41,14 @@ export async function listPings(sql: Sql, heartbeatId: string, page: PageQuery):
   // An empty first page means no pings; past the end, the total needs a query of its own.
   const total =
     rows[0]?.total ??
-    (page.page === 1 ? 0 : (await sql<{ n: number }[]>`select count(*)::int as n from heartbeat_pings where heartbeat_id = ${heartbeatId}`)[0]!.n);
+    (page.page === 1
+      ? 0
+      : (await sql<{ n: number }[]>`select count(*)::int as n from heartbeat_pings where heartbeat_id = ${heartbeatId}`)[0]!.n);
   return { rows, total };
 }
 
 // Pings may come from any publisher on the stream: Postgres text cannot hold NUL.
+// eslint-disable-next-line no-control-regex -- NUL is the character looked for
 const clean = <T extends string | null>(s: T): T => (s === null ? s : (s.replace(/\u0000/g, '\uFFFD') as T));
 
 /** A ping to log: the stream's timestamp, and the rules' state right after it (null when not known yet). */
@@ -66,9 +69,30 @@ export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promis
   // that hold uuids, names, numbers and ISO instants (validated on receipt) need no quoting; the
   // state after each ping goes as its fields and is built into jsonb by Postgres.
   const n = entries.length;
-  const cols = { hb: new Array<string>(n), id: new Array<string>(n), kind: new Array<string>(n), code: new Array<string>(n), received: new Array<string>(n), method: new Array<string>(n), size: new Array<string>(n), at: new Array<string>(n) };
-  const snap = { status: new Array<string>(n), next: new Array<string>(n), last: new Array<string>(n), lastKind: new Array<string>(n), started: new Array<string>(n), down: new Array<string>(n) };
-  const texts = { region: new Array<string | null>(n), source: new Array<string>(n), agent: new Array<string | null>(n), body: new Array<string>(n) };
+  const cols = {
+    hb: new Array<string>(n),
+    id: new Array<string>(n),
+    kind: new Array<string>(n),
+    code: new Array<string>(n),
+    received: new Array<string>(n),
+    method: new Array<string>(n),
+    size: new Array<string>(n),
+    at: new Array<string>(n),
+  };
+  const snap = {
+    status: new Array<string>(n),
+    next: new Array<string>(n),
+    last: new Array<string>(n),
+    lastKind: new Array<string>(n),
+    started: new Array<string>(n),
+    down: new Array<string>(n),
+  };
+  const texts = {
+    region: new Array<string | null>(n),
+    source: new Array<string>(n),
+    agent: new Array<string | null>(n),
+    body: new Array<string>(n),
+  };
   const iso = (d: Date | null) => (d ? d.toISOString() : 'NULL');
   for (let i = 0; i < n; i++) {
     const { ping: p, at, after } = entries[i]!;

@@ -6,7 +6,12 @@ import { formatTimestamp } from '../../platform/http/time.ts';
 import * as repo from './repo.ts';
 import type { PingLogEntry } from './schemas.ts';
 
-export async function listPings(ctx: ApiContext, p: Principal, heartbeatId: string, page: PageQuery): Promise<{ items: PingLogEntry[]; total: number }> {
+export async function listPings(
+  ctx: ApiContext,
+  p: Principal,
+  heartbeatId: string,
+  page: PageQuery,
+): Promise<{ items: PingLogEntry[]; total: number }> {
   if (!(await repo.heartbeatVisible(ctx.sql, heartbeatId, [...p.projectIds]))) throw notFound();
   const { rows, total } = await repo.listPings(ctx.sql, heartbeatId, page);
   return { items: rows.map((r) => ({ ...r, received_at: formatTimestamp(r.received_at) })), total };

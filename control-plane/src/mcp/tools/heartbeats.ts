@@ -13,7 +13,8 @@ export function heartbeatTools(server: McpServer, t: ToolContext): void {
     'list_heartbeats',
     {
       title: 'List heartbeats',
-      description: 'Lists heartbeats (cron job watchers) of one project, or of all your projects, with status (new, up, late, down, running, paused), last ping and next expected ping.',
+      description:
+        'Lists heartbeats (cron job watchers) of one project, or of all your projects, with status (new, up, late, down, running, paused), last ping and next expected ping.',
       inputSchema: HeartbeatListQuery.extend(Paging),
       annotations: readOnly,
     },

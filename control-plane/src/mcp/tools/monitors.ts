@@ -22,7 +22,8 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
     'list_monitors',
     {
       title: 'List monitors',
-      description: 'Lists HTTP monitors of one project, or of all your projects, with status (0 pending, 1 up, 2 down, 3 paused), uptime and last check.',
+      description:
+        'Lists HTTP monitors of one project, or of all your projects, with status (0 pending, 1 up, 2 down, 3 paused), uptime and last check.',
       inputSchema: MonitorListQuery.extend(Paging),
       annotations: readOnly,
     },
@@ -35,7 +36,12 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
 
   server.registerTool(
     'get_monitor',
-    { title: 'Get a monitor', description: 'One monitor with its settings, status, uptime and incident figures.', inputSchema: Id, annotations: readOnly },
+    {
+      title: 'Get a monitor',
+      description: 'One monitor with its settings, status, uptime and incident figures.',
+      inputSchema: Id,
+      annotations: readOnly,
+    },
     async ({ id }) => run(() => monitors.getMonitor(ctx, principal, id)),
   );
 
@@ -63,7 +69,12 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
 
   server.registerTool(
     'pause_monitor',
-    { title: 'Pause a monitor', description: 'Stops checks and alerts of a monitor until it is resumed.', inputSchema: Id, annotations: toggles },
+    {
+      title: 'Pause a monitor',
+      description: 'Stops checks and alerts of a monitor until it is resumed.',
+      inputSchema: Id,
+      annotations: toggles,
+    },
     async ({ id }) => run(() => monitors.updateMonitor(ctx, principal, id, { active: false })),
   );
 

@@ -26,7 +26,12 @@ export function statusTools(server: McpServer, t: ToolContext): void {
 
   server.registerTool(
     'list_projects',
-    { title: 'List projects', description: 'The projects you can see (id, name, organization), for the project_id of other tools.', inputSchema: z.object({}), annotations: readOnly },
+    {
+      title: 'List projects',
+      description: 'The projects you can see (id, name, organization), for the project_id of other tools.',
+      inputSchema: z.object({}),
+      annotations: readOnly,
+    },
     async () => run(async () => all((page) => listProjects(ctx.sql, [...principal.organizationIds], { page, per_page: MAX_PER_PAGE }))),
   );
 
@@ -34,7 +39,8 @@ export function statusTools(server: McpServer, t: ToolContext): void {
     'project_status',
     {
       title: 'Status summary of a project',
-      description: 'What is up and what is down in a project: monitor and heartbeat counts by status, the ones needing attention, and ongoing incidents.',
+      description:
+        'What is up and what is down in a project: monitor and heartbeat counts by status, the ones needing attention, and ongoing incidents.',
       inputSchema: z.object({ project_id: z.uuid() }),
       annotations: readOnly,
     },
@@ -46,19 +52,27 @@ export function statusTools(server: McpServer, t: ToolContext): void {
           all((p) => monitors.listMonitors(ctx, principal, project_id, page(p))),
           all((p) => heartbeats.listHeartbeats(ctx, principal, project_id, page(p))),
         ]);
-        const count = <T>(items: T[], key: (i: T) => string) => items.reduce<Record<string, number>>((acc, i) => ({ ...acc, [key(i)]: (acc[key(i)] ?? 0) + 1 }), {});
+        const count = <T>(items: T[], key: (i: T) => string) =>
+          items.reduce<Record<string, number>>((acc, i) => ({ ...acc, [key(i)]: (acc[key(i)] ?? 0) + 1 }), {});
         const down = ms.filter((m) => m.status === monitorStatuses.down);
         const incidents = await ctx.sql<{ monitor_id: string; started_at: string; cause: string; regions: string[] }[]>`
           select i.monitor_id, i.started_at, i.cause, i.regions from incidents i join monitors m on m.id = i.monitor_id
           where m.project_id = ${project_id} and i.ended_at is null order by i.started_at`;
         return {
           project_id,
-          overall: down.length > 0 || hs.some((h) => h.status === 'down') ? 'down' : hs.some((h) => h.status === 'late') ? 'degraded' : 'operational',
+          overall:
+            down.length > 0 || hs.some((h) => h.status === 'down')
+              ? 'down'
+              : hs.some((h) => h.status === 'late')
+                ? 'degraded'
+                : 'operational',
           monitors: { total: ms.length, by_status: count(ms, (m) => statusNames[m.status] ?? String(m.status)) },
           heartbeats: { total: hs.length, by_status: count(hs, (h) => h.status) },
           attention: [
             ...down.map((m) => ({ type: 'monitor', id: m.id, name: m.name, status: 'down', url: m.url })),
-            ...hs.filter((h) => h.status === 'down' || h.status === 'late').map((h) => ({ type: 'heartbeat', id: h.id, name: h.name, status: h.status, last_ping_at: h.last_ping_at })),
+            ...hs
+              .filter((h) => h.status === 'down' || h.status === 'late')
+              .map((h) => ({ type: 'heartbeat', id: h.id, name: h.name, status: h.status, last_ping_at: h.last_ping_at })),
           ],
           open_incidents: incidents.map((i) => ({
             monitor_id: i.monitor_id,

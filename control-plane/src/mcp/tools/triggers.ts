@@ -32,11 +32,11 @@ export function triggerTools(server: McpServer, t: ToolContext): void {
       title: 'Fire a notification trigger',
       description:
         'Sends a message through the active integrations linked to a trigger, exactly as a call of its notify URL would (counted, rate-limited, recorded). ' +
-        'Without a message the trigger\'s default message is sent. A token-protected trigger needs its token.',
+        "Without a message the trigger's default message is sent. A token-protected trigger needs its token.",
       inputSchema: z.object({
         id: z.uuid().describe('The trigger id.'),
         message: z.string().min(1).max(MAX_MESSAGE).optional(),
-        token: z.string().max(256).optional().describe('The trigger\'s token, when it is protected.'),
+        token: z.string().max(256).optional().describe("The trigger's token, when it is protected."),
       }),
       // It reaches outside: Slack, email, webhooks.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

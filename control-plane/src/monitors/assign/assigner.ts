@@ -102,7 +102,8 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
     serial(async () => {
       regions = liveRegions();
       const desired = new Map<string, Assignment>();
-      for (const m of await loadMonitors(opts.sql)) for (const [k, v] of desiredEntries(m, regions, opts.names, sealPassword)) desired.set(k, v);
+      for (const m of await loadMonitors(opts.sql))
+        for (const [k, v] of desiredEntries(m, regions, opts.names, sealPassword)) desired.set(k, v);
       const { puts, deletes } = await apply(desired, () => true);
       log.info({ regions: [...regions], assignments: desired.size, puts, deletes }, 'assignments reconciled');
     });

@@ -91,6 +91,10 @@ export function storable(r: CheckResult): boolean {
   const t = r.timings;
   return (
     (r.status_code === null || (r.status_code >= 0 && r.status_code <= 32_767)) &&
-    t.dns < realMax && t.connect < realMax && t.tls < realMax && t.ttfb < realMax && t.total < realMax
+    t.dns < realMax &&
+    t.connect < realMax &&
+    t.tls < realMax &&
+    t.ttfb < realMax &&
+    t.total < realMax
   );
 }

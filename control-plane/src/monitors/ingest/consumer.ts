@@ -102,7 +102,11 @@ export async function startIngest(opts: IngestOptions): Promise<Ingest> {
   const write = async (items: readonly Item[]): Promise<void> => {
     let events;
     try {
-      events = await storeResults(opts.sql, items.map((i) => i.result), now());
+      events = await storeResults(
+        opts.sql,
+        items.map((i) => i.result),
+        now(),
+      );
     } catch (err) {
       if (isDataError(err) && items.length > 1) {
         const half = Math.ceil(items.length / 2);

@@ -42,7 +42,9 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
     // It is taken before the next statement starts, so that statement's snapshot holds every vote
     // committed by whoever held a lock before.
     const [{ n }] = (await tx<{ n: number }[]>`
-      select count(*)::int as n from (select 1 from monitors where id = any(${ids}::uuid[]) order by id for no key update) l`) as unknown as [{ n: number }];
+      select count(*)::int as n from (select 1 from monitors where id = any(${ids}::uuid[]) order by id for no key update) l`) as unknown as [
+      { n: number },
+    ];
     let kept = results;
     if (n < ids.length) {
       // Results of monitors deleted meanwhile are dropped (rare: only then is the list read).

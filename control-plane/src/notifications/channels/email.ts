@@ -13,7 +13,7 @@ const EmailConfig = z.strictObject({
     .regex(/^smtps?:\/\/\S+$/, 'An smtp:// or smtps:// URL.')
     .max(2048)
     .optional()
-    .describe('Write-only: this integration\'s own SMTP server (default: the SMTP_URL setting).'),
+    .describe("Write-only: this integration's own SMTP server (default: the SMTP_URL setting)."),
   from: z.string().min(3).max(255).optional().describe('Sender (default: the SMTP_FROM setting).'),
 });
 
@@ -71,11 +71,16 @@ export const email: ChannelSpec<typeof EmailConfig> = {
   create: ({ smtp, http }) => ({
     async send({ id, notification, config }) {
       const url = config.smtp_url ?? smtp.url;
-      if (!url) throw new DeliveryError('no SMTP server: set SMTP_URL or the integration\'s smtp_url', { permanent: true });
+      if (!url) throw new DeliveryError("no SMTP server: set SMTP_URL or the integration's smtp_url", { permanent: true });
       // A tenant's own server is held to BLOCK_PRIVATE_TARGETS like any URL they give; the
       // operator's SMTP_URL (often a relay on localhost) is not.
       const target = config.smtp_url ? await pinned(config.smtp_url, http) : { url };
-      const transport = nodemailer.createTransport({ ...target, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
+      const transport = nodemailer.createTransport({
+        ...target,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 20_000,
+      });
       try {
         await transport.sendMail({
           from: config.from ?? smtp.from,

@@ -1,6 +1,13 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import { guardedLookup, refuses, resolveAllowed, systemResolve, type AddressPolicy, type Resolve } from '../../../../shared/src/net/lookup.ts';
+import {
+  guardedLookup,
+  refuses,
+  resolveAllowed,
+  systemResolve,
+  type AddressPolicy,
+  type Resolve,
+} from '../../../../shared/src/net/lookup.ts';
 import { version } from '../../../../shared/src/version.ts';
 import { DeliveryError } from '../errors.ts';
 
@@ -91,10 +98,17 @@ export function createHttpClient(opts: HttpOptions): HttpClient {
           body: json !== undefined ? JSON.stringify(json) : body,
         });
       } catch (err) {
-        const e = err as { code?: string; name?: string; message?: string; address?: string; cause?: { code?: string; message?: string; address?: string } };
+        const e = err as {
+          code?: string;
+          name?: string;
+          message?: string;
+          address?: string;
+          cause?: { code?: string; message?: string; address?: string };
+        };
         const blocked = e.code === 'ERR_BLOCKED_TARGET' ? e : e.cause?.code === 'ERR_BLOCKED_TARGET' ? e.cause : undefined;
         if (blocked) throw new DeliveryError(blockedMessage(host, blocked.address ?? 'of this host'), { permanent: true });
-        const what = e.name === 'TimeoutError' || e.name === 'AbortError' ? `timed out after ${timeoutMs} ms` : `${e.code ?? e.name}: ${e.message}`;
+        const what =
+          e.name === 'TimeoutError' || e.name === 'AbortError' ? `timed out after ${timeoutMs} ms` : `${e.code ?? e.name}: ${e.message}`;
         throw new DeliveryError(`${host}: ${what}`, { permanent: false });
       }
       const text = await readCapped(res.body).catch(() => '');
@@ -122,7 +136,8 @@ export function createHttpClient(opts: HttpOptions): HttpClient {
       } catch (err) {
         if (err instanceof DeliveryError) throw err;
         const e = err as { code?: string; message?: string; address?: string };
-        if (e.code === 'ERR_BLOCKED_TARGET') throw new DeliveryError(blockedMessage(hostname, e.address ?? 'of this host'), { permanent: true });
+        if (e.code === 'ERR_BLOCKED_TARGET')
+          throw new DeliveryError(blockedMessage(hostname, e.address ?? 'of this host'), { permanent: true });
         throw new DeliveryError(`${hostname}: ${e.code ?? 'DNS error'}: ${e.message}`, { permanent: false });
       }
     },

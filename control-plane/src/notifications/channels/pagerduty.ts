@@ -4,7 +4,10 @@ import { render } from '../content.ts';
 import { httpUrl, type ChannelSpec } from './types.ts';
 
 const PagerDutyConfig = z.strictObject({
-  routing_key: z.string().regex(/^[A-Za-z0-9]{20,64}$/, 'A routing key is the 32-character integration key of an Events API v2 integration.').describe('Write-only.'),
+  routing_key: z
+    .string()
+    .regex(/^[A-Za-z0-9]{20,64}$/, 'A routing key is the 32-character integration key of an Events API v2 integration.')
+    .describe('Write-only.'),
   events_url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
   severity: z.enum(['critical', 'error', 'warning', 'info']).default('critical').describe('Severity of the incidents opened.'),
 });

@@ -17,7 +17,12 @@ export function slackMessage(n: Parameters<typeof render>[0]) {
       { type: 'header', text: { type: 'plain_text', text: cut(title, 150), emoji: true } },
       { type: 'section', text: { type: 'mrkdwn', text: cut(esc(r.text), 3000) } },
       ...(r.fields.length > 0
-        ? [{ type: 'section', fields: r.fields.slice(0, 10).map((f) => ({ type: 'mrkdwn', text: cut(`*${esc(f.label)}*\n${esc(f.value)}`, 2000) })) }]
+        ? [
+            {
+              type: 'section',
+              fields: r.fields.slice(0, 10).map((f) => ({ type: 'mrkdwn', text: cut(`*${esc(f.label)}*\n${esc(f.value)}`, 2000) })),
+            },
+          ]
         : []),
       { type: 'context', elements: [{ type: 'mrkdwn', text: cut(esc(r.footer), 3000) }] },
     ],

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { render } from '../content.ts';
 import { httpUrl, toneIcon, type ChannelSpec } from './types.ts';
 
-const TeamsConfig = z.strictObject({ url: httpUrl.describe('Write-only: the Teams incoming-webhook or workflow URL (it holds the token).') });
+const TeamsConfig = z.strictObject({
+  url: httpUrl.describe('Write-only: the Teams incoming-webhook or workflow URL (it holds the token).'),
+});
 
 const colors = { down: 'attention', up: 'good', info: 'accent' } as const;
 
@@ -20,7 +22,14 @@ export function teamsMessage(n: Parameters<typeof render>[0]) {
           type: 'AdaptiveCard',
           version: '1.4',
           body: [
-            { type: 'TextBlock', text: `${toneIcon[r.tone]} ${r.title}`, weight: 'Bolder', size: 'Medium', color: colors[r.tone], wrap: true },
+            {
+              type: 'TextBlock',
+              text: `${toneIcon[r.tone]} ${r.title}`,
+              weight: 'Bolder',
+              size: 'Medium',
+              color: colors[r.tone],
+              wrap: true,
+            },
             { type: 'TextBlock', text: r.text, wrap: true },
             ...(r.fields.length > 0 ? [{ type: 'FactSet', facts: r.fields.map((f) => ({ title: f.label, value: f.value })) }] : []),
             { type: 'TextBlock', text: r.footer, isSubtle: true, size: 'Small', wrap: true },

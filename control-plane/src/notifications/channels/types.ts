@@ -33,7 +33,10 @@ export interface ChannelSpec<S extends z.ZodObject = z.ZodObject> {
   create(deps: ChannelDeps): Channel<z.infer<S>>;
 }
 
-export const httpUrl = z.url({ protocol: /^https?$/, hostname: /.+/ }).max(2048).describe('An http or https URL.');
+export const httpUrl = z
+  .url({ protocol: /^https?$/, hostname: /.+/ })
+  .max(2048)
+  .describe('An http or https URL.');
 
 /** An http(s) URL without its trailing slashes, for base URLs that paths are added to. */
 export const baseUrl = httpUrl.transform((u) => u.replace(/\/+$/, ''));

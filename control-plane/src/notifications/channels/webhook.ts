@@ -11,9 +11,20 @@ const headerName = z
 
 const WebhookConfig = z.strictObject({
   url: httpUrl,
-  secret: z.string().min(16).max(255).optional().describe('Write-only. Signs each request: X-Uptime-Signature: sha256=HMAC-SHA256(secret, "<timestamp>.<body>") in hex.'),
+  secret: z
+    .string()
+    .min(16)
+    .max(255)
+    .optional()
+    .describe('Write-only. Signs each request: X-Uptime-Signature: sha256=HMAC-SHA256(secret, "<timestamp>.<body>") in hex.'),
   headers: z
-    .record(headerName, z.string().max(2000).regex(/^[^\r\n\0]*$/, 'A header value must be one line.'))
+    .record(
+      headerName,
+      z
+        .string()
+        .max(2000)
+        .regex(/^[^\r\n\0]*$/, 'A header value must be one line.'),
+    )
     .refine((h) => Object.keys(h).length <= 20, 'At most 20 headers.')
     .optional()
     .describe('Write-only: extra request headers (often credentials).'),

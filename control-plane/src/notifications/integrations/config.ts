@@ -68,9 +68,9 @@ export function storedSettings(
   try {
     secret = openSecrets(sealed, key);
   } catch {
-    throw new DeliveryError('the integration\'s secrets cannot be opened (was SECRET_KEY changed?)', { permanent: true });
+    throw new DeliveryError("the integration's secrets cannot be opened (was SECRET_KEY changed?)", { permanent: true });
   }
   const parsed = channelSpecs[type].config.safeParse({ ...shown, ...secret });
-  if (!parsed.success) throw new DeliveryError('the integration\'s settings are no longer valid; update them', { permanent: true });
+  if (!parsed.success) throw new DeliveryError("the integration's settings are no longer valid; update them", { permanent: true });
   return { config: parsed.data as Settings, secrets: secretValues(secret) };
 }

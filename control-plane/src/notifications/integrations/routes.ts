@@ -51,7 +51,14 @@ export function integrationRoutes(app: App, ctx: ApiContext): void {
 
   app.get(
     '/integrations/:id',
-    { schema: { tags, summary: 'Get an integration', params: IdParams, response: { 200: dataEnvelope(Integration), ...authErrors, ...notFoundError } } },
+    {
+      schema: {
+        tags,
+        summary: 'Get an integration',
+        params: IdParams,
+        response: { 200: dataEnvelope(Integration), ...authErrors, ...notFoundError },
+      },
+    },
     async (req) => ({ data: await service.getIntegration(ctx, principalOf(req), req.params.id) }),
   );
 
@@ -63,7 +70,12 @@ export function integrationRoutes(app: App, ctx: ApiContext): void {
         summary: 'Update an integration (fields sent change; config is merged, secrets left out are kept)',
         params: IdParams,
         body: IntegrationUpdateBody,
-        response: { 200: messageEnvelope(Integration).describe('"Integration updated successfully"'), ...authErrors, ...notFoundError, ...validationErrors },
+        response: {
+          200: messageEnvelope(Integration).describe('"Integration updated successfully"'),
+          ...authErrors,
+          ...notFoundError,
+          ...validationErrors,
+        },
       },
     },
     async (req) => ({
@@ -74,7 +86,14 @@ export function integrationRoutes(app: App, ctx: ApiContext): void {
 
   app.delete(
     '/integrations/:id',
-    { schema: { tags, summary: 'Delete an integration', params: IdParams, response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete an integration',
+        params: IdParams,
+        response: { 204: z.null().describe('Deleted'), ...authErrors, ...notFoundError },
+      },
+    },
     async (req, reply) => {
       await service.deleteIntegration(ctx, principalOf(req), req.params.id);
       return reply.code(204).send(null);

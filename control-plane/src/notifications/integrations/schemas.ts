@@ -66,7 +66,9 @@ export const Integration = z
     active: z.boolean(),
     config: z
       .record(z.string(), z.unknown())
-      .describe('The settings. Secrets are never returned: `<name>_set` tells whether one is stored, `<name>_hint` shows the host and last characters of a secret URL.'),
+      .describe(
+        'The settings. Secrets are never returned: `<name>_set` tells whether one is stored, `<name>_hint` shows the host and last characters of a secret URL.',
+      ),
     created_at: z.string(),
     updated_at: z.string(),
     project: ProjectSummary,

@@ -135,7 +135,13 @@ export async function testIntegration(ctx: ApiContext, p: Principal, id: string,
   try {
     const settings = storedSettings(row.type, row.config, row.secrets_sealed, ctx.keys.integrationSecrets);
     secrets = settings.secrets;
-    await channels[row.type].send({ id: deliveryId, attempt: 1, notification, integration: { id: row.id, name: row.name }, config: settings.config });
+    await channels[row.type].send({
+      id: deliveryId,
+      attempt: 1,
+      notification,
+      integration: { id: row.id, name: row.name },
+      config: settings.config,
+    });
   } catch (err) {
     const failure = asDeliveryError(err);
     error = scrub(failure.message, secrets);

@@ -49,9 +49,10 @@ export async function migrate(sql: Sql, log: Logger, migrations = loadMigrations
         applied_at timestamptz not null default now()
       )`;
     const applied = new Map(
-      (await conn<{ version: number; checksum: string }[]>`select version, checksum from schema_migrations`).map(
-        (r) => [r.version, r.checksum],
-      ),
+      (await conn<{ version: number; checksum: string }[]>`select version, checksum from schema_migrations`).map((r) => [
+        r.version,
+        r.checksum,
+      ]),
     );
     const done: number[] = [];
     for (const m of migrations) {

@@ -19,7 +19,13 @@ export class NatsServerMissingError extends Error {
 export function findNatsServer(explicit?: string): string {
   const candidates = explicit
     ? [explicit]
-    : [...(process.env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, 'nats-server')), '/usr/sbin/nats-server'];
+    : [
+        ...(process.env.PATH ?? '')
+          .split(delimiter)
+          .filter(Boolean)
+          .map((d) => join(d, 'nats-server')),
+        '/usr/sbin/nats-server',
+      ];
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
@@ -44,12 +50,7 @@ export interface NatsServerHandle {
  * A pid file beside the store lets the next start end a server orphaned by a crash, so two
  * servers never share one store.
  */
-export async function startNatsServer(opts: {
-  storeDir: string;
-  log: Logger;
-  bin?: string;
-  port?: number;
-}): Promise<NatsServerHandle> {
+export async function startNatsServer(opts: { storeDir: string; log: Logger; bin?: string; port?: number }): Promise<NatsServerHandle> {
   const bin = findNatsServer(opts.bin);
   const storeDir = resolve(opts.storeDir);
   mkdirSync(storeDir, { recursive: true });
@@ -59,11 +60,9 @@ export async function startNatsServer(opts: {
   const port = opts.port ?? (await freePort());
   const monitorPort = await freePort();
   const log = opts.log.child({ component: 'nats-server' });
-  const child = spawn(
-    bin,
-    ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', storeDir, '-P', pidFile],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', storeDir, '-P', pidFile], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let tail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     const text = chunk.toString('utf8');

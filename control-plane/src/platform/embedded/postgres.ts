@@ -32,8 +32,7 @@ export interface EmbeddedPostgresHandle {
   stop(): Promise<void>;
 }
 
-const urlFor = (m: Meta, db: string) =>
-  `postgres://${m.user}:${encodeURIComponent(m.password)}@127.0.0.1:${m.port}/${db}`;
+const urlFor = (m: Meta, db: string) => `postgres://${m.user}:${encodeURIComponent(m.password)}@127.0.0.1:${m.port}/${db}`;
 
 function readMeta(file: string): Meta | undefined {
   if (!existsSync(file)) return undefined;
@@ -54,11 +53,7 @@ export function runningPostmasterPort(pgDir: string): number | undefined {
  * Starts (or joins) the embedded Postgres kept under `<dataDir>/postgres`. Credentials and the
  * port live in `<dataDir>/postgres.json` so a restart, and the CLI, find the same server.
  */
-export async function startEmbeddedPostgres(opts: {
-  dataDir: string;
-  log: Logger;
-  database?: string;
-}): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(opts: { dataDir: string; log: Logger; database?: string }): Promise<EmbeddedPostgresHandle> {
   const dataDir = resolve(opts.dataDir);
   const pgDir = join(dataDir, 'postgres');
   const metaFile = join(dataDir, 'postgres.json');

@@ -43,9 +43,7 @@ export function installErrorHandler(app: AnyFastify): void {
   app.setErrorHandler((err: FastifyError | AppError | Error, req, reply) => {
     if (err instanceof AppError) {
       if (err.headers) void reply.headers(err.headers);
-      return reply
-        .code(err.status)
-        .send(err.errors ? { message: err.message, errors: err.errors } : { message: err.message });
+      return reply.code(err.status).send(err.errors ? { message: err.message, errors: err.errors } : { message: err.message });
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const where = (err as FastifyError).validationContext ?? 'body';

@@ -23,6 +23,7 @@ export function findNul(value: unknown): string[] | undefined {
     }
     if (!v || typeof v !== 'object') continue;
     const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v);
+    // eslint-disable-next-line no-control-regex -- NUL is the character looked for
     for (const [k] of entries) if (k.includes('\u0000')) return pathOf(frame, k.replace(/\u0000/g, '\\0'));
     // Reversed onto the stack, so the first field is looked at first.
     for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], key: entries[i]![0], parent: frame });
@@ -33,7 +34,10 @@ export function findNul(value: unknown): string[] | undefined {
 /** Refuses NUL characters anywhere in a query or body with a 422 naming the field, before any handler runs. */
 export function installNulGuard(app: App): void {
   app.addHook('preValidation', async (req) => {
-    for (const [part, fallback] of [[req.query, 'query'], [req.body, 'body']] as const) {
+    for (const [part, fallback] of [
+      [req.query, 'query'],
+      [req.body, 'body'],
+    ] as const) {
       const hit = findNul(part);
       if (hit) {
         const field = hit.join('.') || fallback;

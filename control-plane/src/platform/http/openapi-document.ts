@@ -77,7 +77,10 @@ function documentNul(op: Operation): void {
   } else {
     invalid.description = `${invalid.description} Also: a string holding a NUL character.`;
   }
-  if (op.requestBody) op.requestBody.description = [op.requestBody.description, 'No string in it may contain a NUL character (U+0000).'].filter(Boolean).join(' ');
+  if (op.requestBody)
+    op.requestBody.description = [op.requestBody.description, 'No string in it may contain a NUL character (U+0000).']
+      .filter(Boolean)
+      .join(' ');
 }
 
 /**
@@ -104,10 +107,12 @@ export function finishDocument<T extends OpenApiDocument>(doc: T, rules: Documen
       seen.set(id, key);
       op.operationId = id;
     }
-    if (op.tags?.length !== 1 || !declaredTags.has(op.tags[0]!)) problems.push(`${key} must carry exactly one declared tag, has ${JSON.stringify(op.tags ?? [])}`);
+    if (op.tags?.length !== 1 || !declaredTags.has(op.tags[0]!))
+      problems.push(`${key} must carry exactly one declared tag, has ${JSON.stringify(op.tags ?? [])}`);
     documentNul(op);
   }
-  for (const key of Object.keys(rules.operationIds)) if (!documented.has(key)) problems.push(`${key} has an operationId but no documented route`);
+  for (const key of Object.keys(rules.operationIds))
+    if (!documented.has(key)) problems.push(`${key} has an operationId but no documented route`);
   if (problems.length > 0) throw new Error(`The OpenAPI document is incomplete:\n- ${problems.join('\n- ')}`);
   pruneSchemas(doc);
   return doc;

@@ -64,6 +64,7 @@ export const tags = [
   { name: 'Triggers', description: 'Notification triggers: inbound addresses that send a message through integrations.' },
   {
     name: 'Notify URL',
-    description: 'Calling a trigger: public, at `{trigger_base_url}/api/notify/<id>`, with the trigger\'s own optional token instead of an API token.',
+    description:
+      "Calling a trigger: public, at `{trigger_base_url}/api/notify/<id>`, with the trigger's own optional token instead of an API token.",
   },
 ] as const;

@@ -7,7 +7,13 @@ import { z } from 'zod';
 export function queryInt(opts: { min: number; max?: number; default: number }) {
   return z.preprocess(
     (v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v === undefined ? undefined : v),
-    z.number({ error: (iss) => (iss.code === 'invalid_type' && iss.input !== undefined ? `The ${String(iss.path?.join('.') ?? 'value')} field must be an integer.` : undefined) })
+    z
+      .number({
+        error: (iss) =>
+          iss.code === 'invalid_type' && iss.input !== undefined
+            ? `The ${String(iss.path?.join('.') ?? 'value')} field must be an integer.`
+            : undefined,
+      })
       .int()
       .min(opts.min)
       .max(opts.max ?? Number.MAX_SAFE_INTEGER)

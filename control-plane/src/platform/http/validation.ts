@@ -1,5 +1,5 @@
 import type { FastifySchemaCompiler } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 
 type Issue = z.core.$ZodRawIssue;
 
@@ -40,8 +40,10 @@ export function validationMessage(issue: Issue): string | undefined {
     }
     case 'too_small': {
       const min = Number(issue.minimum);
-      if (issue.origin === 'string') return min <= 1 ? `The ${attr} field is required.` : `The ${attr} field must be at least ${min} characters.`;
-      if (issue.origin === 'array' || issue.origin === 'set') return `The ${attr} field must have at least ${min} item${min === 1 ? '' : 's'}.`;
+      if (issue.origin === 'string')
+        return min <= 1 ? `The ${attr} field is required.` : `The ${attr} field must be at least ${min} characters.`;
+      if (issue.origin === 'array' || issue.origin === 'set')
+        return `The ${attr} field must have at least ${min} item${min === 1 ? '' : 's'}.`;
       return `The ${attr} field must be at least ${min}.`;
     }
     case 'invalid_format': {

@@ -3,7 +3,8 @@ import type { Logger } from '../../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../../shared/src/nats.ts';
 
 /** What JetStream announces when a consumer gets a leader. */
-export const consumerLeaderElected = (stream: string, consumer: string) => `$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.${stream}.${consumer}`;
+export const consumerLeaderElected = (stream: string, consumer: string) =>
+  `$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.${stream}.${consumer}`;
 
 /**
  * How long a pull of consume() lasts. Its idle heartbeats come every half of it, and two missed
@@ -38,13 +39,15 @@ export async function consumeFollowingLeader(opts: {
   let replacing = Promise.resolve();
   const sub = opts.nc.subscribe(consumerLeaderElected(opts.stream, opts.durable), {
     callback: () => {
-      replacing = replacing.then(async () => {
-        if (closed) return;
-        const old = current;
-        current = await opts.consumer.consume(options);
-        opts.log.info({ consumer: opts.durable }, 'consumer has a new leader: pulling from it');
-        old.stop();
-      }).catch((err: unknown) => opts.log.warn({ err, consumer: opts.durable }, 'pulling from the new consumer leader failed'));
+      replacing = replacing
+        .then(async () => {
+          if (closed) return;
+          const old = current;
+          current = await opts.consumer.consume(options);
+          opts.log.info({ consumer: opts.durable }, 'consumer has a new leader: pulling from it');
+          old.stop();
+        })
+        .catch((err: unknown) => opts.log.warn({ err, consumer: opts.durable }, 'pulling from the new consumer leader failed'));
     },
   });
   return {

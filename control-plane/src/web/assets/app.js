@@ -26,7 +26,9 @@
           }
         })
         .catch(function () {})
-        .then(function () { busy = false; });
+        .then(function () {
+          busy = false;
+        });
     }
     setInterval(tick, every);
     document.addEventListener('visibilitychange', tick);
@@ -40,7 +42,11 @@
     area.className = 'sr-only';
     document.body.appendChild(area);
     area.select();
-    try { document.execCommand('copy'); } finally { document.body.removeChild(area); }
+    try {
+      document.execCommand('copy');
+    } finally {
+      document.body.removeChild(area);
+    }
     return Promise.resolve();
   }
 
@@ -50,21 +56,33 @@
     event.preventDefault();
     var label = button.textContent;
     copyText(button.getAttribute('data-copy')).then(
-      function () { button.textContent = 'Copied'; button.setAttribute('data-copied', 'true'); },
-      function () { button.textContent = 'Press Ctrl+C'; }
+      function () {
+        button.textContent = 'Copied';
+        button.setAttribute('data-copied', 'true');
+      },
+      function () {
+        button.textContent = 'Press Ctrl+C';
+      },
     );
-    setTimeout(function () { button.textContent = label; }, 1600);
+    setTimeout(function () {
+      button.textContent = label;
+    }, 1600);
   });
 
-  document.addEventListener('submit', function (event) {
-    var form = event.target;
-    var question = form.getAttribute && form.getAttribute('data-confirm');
-    if (question && !window.confirm(question)) event.preventDefault();
-  }, true);
+  document.addEventListener(
+    'submit',
+    function (event) {
+      var form = event.target;
+      var question = form.getAttribute && form.getAttribute('data-confirm');
+      if (question && !window.confirm(question)) event.preventDefault();
+    },
+    true,
+  );
 
   document.addEventListener('change', function (event) {
     var el = event.target;
-    if (el.hasAttribute && el.hasAttribute('data-autosubmit') && el.form) el.form.requestSubmit ? el.form.requestSubmit() : el.form.submit();
+    if (el.hasAttribute && el.hasAttribute('data-autosubmit') && el.form)
+      el.form.requestSubmit ? el.form.requestSubmit() : el.form.submit();
     if (el.name === 'schedule_kind') showSchedule(el.form);
   });
 
@@ -79,7 +97,9 @@
   }
 
   document.querySelectorAll('[data-live]').forEach(startLive);
-  document.querySelectorAll('form').forEach(function (f) { if (f.querySelector('[name="schedule_kind"]')) showSchedule(f); });
+  document.querySelectorAll('form').forEach(function (f) {
+    if (f.querySelector('[name="schedule_kind"]')) showSchedule(f);
+  });
   document.querySelectorAll('[data-autosubmit]').forEach(function (el) {
     var fallback = el.form && el.form.querySelector('.js-hide');
     if (fallback) fallback.hidden = true;

@@ -20,17 +20,28 @@ async function projectOf(deps: WebDeps, b: { monitor_id: string | null; heartbea
 /** The "Public badge" card of a monitor or heartbeat page: create, show, remove. */
 export function badgeCard(deps: WebDeps, csrf: string, base: string, slug: string | null): Html {
   if (!slug) {
-    return html`<div class="card"><div class="card-head"><h2>Public badge</h2></div><div class="card-body">
-      <p class="muted">An SVG image of the current status at a secret address, for a README or a wiki. Anyone with the address can see the name and status, nothing else.</p>
-      ${postButton({ action: `${base}/badge`, label: 'Create badge', csrf })}
-    </div></div>`;
+    return html`<div class="card">
+      <div class="card-head"><h2>Public badge</h2></div>
+      <div class="card-body">
+        <p class="muted">
+          An SVG image of the current status at a secret address, for a README or a wiki. Anyone with the address can see the name and
+          status, nothing else.
+        </p>
+        ${postButton({ action: `${base}/badge`, label: 'Create badge', csrf })}
+      </div>
+    </div>`;
   }
   const url = `${deps.ctx.config.PUBLIC_URL}${urls.badge(slug)}`;
-  return html`<div class="card"><div class="card-head"><h2>Public badge</h2>${postButton({ action: `${base}/badge/delete`, label: 'Remove', csrf, kind: 'danger', small: true, confirm: 'Remove the badge? Its address stops working.' })}</div><div class="card-body">
-    <p><img src="${urls.badge(slug)}" alt="Status badge" height="20"></p>
-    ${copyRow(url)}
-    ${copyRow(`![status](${url})`, 'Copy Markdown')}
-  </div></div>`;
+  return html`<div class="card">
+    <div class="card-head">
+      <h2>Public badge</h2>
+      ${postButton({ action: `${base}/badge/delete`, label: 'Remove', csrf, kind: 'danger', small: true, confirm: 'Remove the badge? Its address stops working.' })}
+    </div>
+    <div class="card-body">
+      <p><img src="${urls.badge(slug)}" alt="Status badge" height="20" /></p>
+      ${copyRow(url)} ${copyRow(`![status](${url})`, 'Copy Markdown')}
+    </div>
+  </div>`;
 }
 
 export function badgeRoutes(app: App, deps: WebDeps): void {

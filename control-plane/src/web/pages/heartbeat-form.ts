@@ -68,27 +68,44 @@ function bodyOf(v: Values): Record<string, unknown> {
 const known = ['integration_ids', 'name', 'cron_schedule', 'timezone', 'period', 'grace_period'];
 
 function kindRadio(v: Values, kind: Kind, label: string): Html {
-  return html`<label class="check"><input type="radio" name="schedule_kind" value="${kind}"${v.kind === kind ? html` checked` : ''}> ${label}</label>`;
+  return html`<label class="check"
+    ><input type="radio" name="schedule_kind" value="${kind}" ${v.kind === kind ? html` checked` : ''} /> ${label}</label
+  >`;
 }
 
-function heartbeatForm(pc: PageContext, opts: { action: string; values: Values; errors?: Record<string, string[]>; editing: boolean; cancel: string; integrations: readonly Integration[] }): Html {
+function heartbeatForm(
+  pc: PageContext,
+  opts: {
+    action: string;
+    values: Values;
+    errors?: Record<string, string[]>;
+    editing: boolean;
+    cancel: string;
+    integrations: readonly Integration[];
+  },
+): Html {
   const v = opts.values;
   const e = opts.errors;
   return html`<form method="post" action="${opts.action}" class="form" novalidate>
-    ${csrfInput(pc.session.csrfToken)}
-    ${formErrorSummary(e, known)}
+    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, known)}
     ${field({ name: 'name', label: 'Name', value: v.name, required: true, placeholder: 'Nightly backup', errors: e, autofocus: !opts.editing })}
     <fieldset>
       <legend>When does the job run?</legend>
-      <div class="actions">${kindRadio(v, 'cron', 'On a cron schedule')}${kindRadio(v, 'period', 'Every N seconds')}${kindRadio(v, 'none', 'No fixed schedule')}</div>
-      <div data-schedule="cron"${v.kind !== 'cron' ? html` hidden` : ''}><div class="form-row">
-        ${field({ name: 'cron_schedule', label: 'Cron expression', value: v.cron, errors: e, help: 'Five fields: minute hour day-of-month month day-of-week.' })}
-        ${field({ name: 'timezone', label: 'Time zone', value: v.timezone, errors: e, help: 'IANA name, such as Europe/Berlin.' })}
-      </div></div>
-      <div data-schedule="period"${v.kind !== 'period' ? html` hidden` : ''}>
+      <div class="actions">
+        ${kindRadio(v, 'cron', 'On a cron schedule')}${kindRadio(v, 'period', 'Every N seconds')}${kindRadio(v, 'none', 'No fixed schedule')}
+      </div>
+      <div data-schedule="cron" ${v.kind !== 'cron' ? html` hidden` : ''}>
+        <div class="form-row">
+          ${field({ name: 'cron_schedule', label: 'Cron expression', value: v.cron, errors: e, help: 'Five fields: minute hour day-of-month month day-of-week.' })}
+          ${field({ name: 'timezone', label: 'Time zone', value: v.timezone, errors: e, help: 'IANA name, such as Europe/Berlin.' })}
+        </div>
+      </div>
+      <div data-schedule="period" ${v.kind !== 'period' ? html` hidden` : ''}>
         ${field({ name: 'period', label: 'Period (seconds)', type: 'number', value: v.period, min: 60, errors: e, help: 'How often the job runs, at least 60.' })}
       </div>
-      <div data-schedule="none"${v.kind !== 'none' ? html` hidden` : ''}><p class="muted">The heartbeat is only watched once a next expected ping is known (set one through the API).</p></div>
+      <div data-schedule="none" ${v.kind !== 'none' ? html` hidden` : ''}>
+        <p class="muted">The heartbeat is only watched once a next expected ping is known (set one through the API).</p>
+      </div>
       ${fieldErrors(e, 'schedule_kind').map((m) => html`<div class="error">${m}</div>`)}
     </fieldset>
     ${integrationChoices(opts.integrations, v.integrationIds)}
@@ -110,7 +127,10 @@ export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
     const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
     return sendHtml(
       reply,
-      render(pc, html`${pageHead('New heartbeat', { sub: html`In <strong>${pc.project.name}</strong>` })}${card(heartbeatForm(pc, { action: urls.heartbeats, values: valuesOf(undefined), editing: false, cancel: urls.heartbeats, integrations: choices }))}`),
+      render(
+        pc,
+        html`${pageHead('New heartbeat', { sub: html`In <strong>${pc.project.name}</strong>` })}${card(heartbeatForm(pc, { action: urls.heartbeats, values: valuesOf(undefined), editing: false, cancel: urls.heartbeats, integrations: choices }))}`,
+      ),
     );
   });
 
@@ -120,7 +140,14 @@ export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
     const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
     const values = formValues(formOf(req));
     const again = (errors: Record<string, string[]>) =>
-      sendHtml(reply, render(pc, html`${pageHead('New heartbeat')}${card(heartbeatForm(pc, { action: urls.heartbeats, values, errors, editing: false, cancel: urls.heartbeats, integrations: choices }))}`), 422);
+      sendHtml(
+        reply,
+        render(
+          pc,
+          html`${pageHead('New heartbeat')}${card(heartbeatForm(pc, { action: urls.heartbeats, values, errors, editing: false, cancel: urls.heartbeats, integrations: choices }))}`,
+        ),
+        422,
+      );
     const parsed = HeartbeatCreateBody.safeParse({ ...bodyOf(values), project_id: pc.project.id }, { error: validationMessage });
     if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
     try {
@@ -140,7 +167,10 @@ export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
     const choices = await projectIntegrations(deps, pc.session.principal, hb.project_id);
     return sendHtml(
       reply,
-      render(pc, html`${pageHead(html`Edit ${hb.name}`)}${card(heartbeatForm(pc, { action: `${urls.heartbeat(id)}/edit`, values: valuesOf(hb), editing: true, cancel: urls.heartbeat(id), integrations: choices }))}`),
+      render(
+        pc,
+        html`${pageHead(html`Edit ${hb.name}`)}${card(heartbeatForm(pc, { action: `${urls.heartbeat(id)}/edit`, values: valuesOf(hb), editing: true, cancel: urls.heartbeat(id), integrations: choices }))}`,
+      ),
     );
   });
 
@@ -152,7 +182,14 @@ export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
     const choices = await projectIntegrations(deps, principal, hb.project_id);
     const values = formValues(formOf(req));
     const again = (errors: Record<string, string[]>) =>
-      sendHtml(reply, render(pc, html`${pageHead(html`Edit ${hb.name}`)}${card(heartbeatForm(pc, { action: `${urls.heartbeat(id)}/edit`, values, errors, editing: true, cancel: urls.heartbeat(id), integrations: choices }))}`), 422);
+      sendHtml(
+        reply,
+        render(
+          pc,
+          html`${pageHead(html`Edit ${hb.name}`)}${card(heartbeatForm(pc, { action: `${urls.heartbeat(id)}/edit`, values, errors, editing: true, cancel: urls.heartbeat(id), integrations: choices }))}`,
+        ),
+        422,
+      );
     const parsed = HeartbeatUpdateBody.safeParse(bodyOf(values), { error: validationMessage });
     if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
     try {

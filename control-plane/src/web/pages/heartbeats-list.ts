@@ -17,7 +17,9 @@ function row(h: Heartbeat, now: Date): Html {
     <td>${heartbeatPill(h.status)}</td>
     <td class="name"><a href="${urls.heartbeat(h.id)}">${h.name}</a><span class="url">${heartbeatSchedule(h)}</span></td>
     <td class="nowrap">${timeTag(h.last_ping_at, fromNow(h.last_ping_at, now, 'never'))}</td>
-    <td class="nowrap">${h.active ? timeTag(h.next_ping_at, fromNow(h.next_ping_at, now, 'not scheduled')) : html`<span class="faint">paused</span>`}</td>
+    <td class="nowrap">
+      ${h.active ? timeTag(h.next_ping_at, fromNow(h.next_ping_at, now, 'not scheduled')) : html`<span class="faint">paused</span>`}
+    </td>
     <td class="num hide-sm">${formatDuration(h.grace_period)}</td>
   </tr>`;
 }
@@ -25,15 +27,41 @@ function row(h: Heartbeat, now: Date): Html {
 function live(items: readonly Heartbeat[], now: Date): Html {
   const by = (s: Heartbeat['status']) => items.filter((h) => h.status === s).length;
   return html`<div class="stats">
-      <div class="stat"><div class="label">Up</div><div class="value up">${by('up') + by('running')}</div></div>
-      <div class="stat"><div class="label">Late</div><div class="value${by('late') ? ' late' : ''}">${by('late')}</div></div>
-      <div class="stat"><div class="label">Down</div><div class="value${by('down') ? ' down' : ''}">${by('down')}</div></div>
-      <div class="stat"><div class="label">New or paused</div><div class="value">${by('new') + by('paused')}</div></div>
+      <div class="stat">
+        <div class="label">Up</div>
+        <div class="value up">${by('up') + by('running')}</div>
+      </div>
+      <div class="stat">
+        <div class="label">Late</div>
+        <div class="value${by('late') ? ' late' : ''}">${by('late')}</div>
+      </div>
+      <div class="stat">
+        <div class="label">Down</div>
+        <div class="value${by('down') ? ' down' : ''}">${by('down')}</div>
+      </div>
+      <div class="stat">
+        <div class="label">New or paused</div>
+        <div class="value">${by('new') + by('paused')}</div>
+      </div>
     </div>
-    <div class="card"><div class="table-wrap"><table>
-      <thead><tr><th>Status</th><th>Heartbeat</th><th>Last ping</th><th>Next expected</th><th class="num hide-sm">Grace</th></tr></thead>
-      <tbody>${items.map((h) => row(h, now))}</tbody>
-    </table></div></div>`;
+    <div class="card">
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th>Status</th>
+              <th>Heartbeat</th>
+              <th>Last ping</th>
+              <th>Next expected</th>
+              <th class="num hide-sm">Grace</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${items.map((h) => row(h, now))}
+          </tbody>
+        </table>
+      </div>
+    </div>`;
 }
 
 export function heartbeatListRoutes(app: App, deps: WebDeps): void {
@@ -51,9 +79,13 @@ export function heartbeatListRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead('Heartbeats', { sub: html`Cron jobs and workers of <strong>${pc.project.name}</strong> that report in.`, actions: total > 0 ? newButton : '' })}
-        ${total === 0
-          ? html`<div class="card">${emptyState('No heartbeats yet', 'A heartbeat gives a recurring job a URL to call when it runs. If the call does not come in on time, you hear about it.', newButton)}</div>`
-          : html`<div data-live="${urls.heartbeats}?fragment=1&amp;page=${page}" data-live-every="5000">${body}</div>`}`,
+        ${
+          total === 0
+            ? html`<div class="card">
+                ${emptyState('No heartbeats yet', 'A heartbeat gives a recurring job a URL to call when it runs. If the call does not come in on time, you hear about it.', newButton)}
+              </div>`
+            : html`<div data-live="${urls.heartbeats}?fragment=1&amp;page=${page}" data-live-every="5000">${body}</div>`
+        }`,
       ),
     );
   });

@@ -39,56 +39,96 @@ function configInput(f: ConfigField, form: Form, errors: Record<string, string[]
   const common = html`id="f-${name}" name="${name}"${f.required ? html` required` : ''}`;
   const input =
     f.kind === 'select'
-      ? html`<select ${common}>${f.options.map((o) => html`<option value="${o}"${o === (value || f.placeholder) ? html` selected` : ''}>${o}</option>`)}</select>`
+      ? html`<select ${common}>
+          ${f.options.map((o) => html`<option value="${o}" ${o === (value || f.placeholder) ? html` selected` : ''}>${o}</option>`)}
+        </select>`
       : f.kind === 'lines'
         ? html`<textarea ${common} rows="3" placeholder="Authorization: Bearer …">${value}</textarea>`
-        : html`<input ${common} type="${f.kind === 'secret' ? 'password' : 'text'}" value="${value}" placeholder="${f.kind === 'list' ? 'ops@example.com, oncall@example.com' : f.placeholder}" autocomplete="off">`;
-  return html`<div class="field${errs.length ? ' invalid' : ''}"><label for="f-${name}">${label(f.name)}${f.required ? '' : html` <span class="faint">(optional)</span>`}</label>${input}
-    ${helpOf(f) ? html`<div class="help">${helpOf(f)}</div>` : ''}${errs.map((e) => html`<div class="error">${e}</div>`)}</div>`;
+        : html`<input
+            ${common}
+            type="${f.kind === 'secret' ? 'password' : 'text'}"
+            value="${value}"
+            placeholder="${f.kind === 'list' ? 'ops@example.com, oncall@example.com' : f.placeholder}"
+            autocomplete="off"
+          />`;
+  return html`<div class="field${errs.length ? ' invalid' : ''}">
+    <label for="f-${name}">${label(f.name)}${f.required ? '' : html` <span class="faint">(optional)</span>`}</label>${input}
+    ${helpOf(f) ? html`<div class="help">${helpOf(f)}</div>` : ''}${errs.map((e) => html`<div class="error">${e}</div>`)}
+  </div>`;
 }
 
 function typePicker(): Html {
-  return html`<div class="stats">${integrationTypes.map(
-    (t) => html`<a class="stat" href="${urls.integrations}/new?type=${t}"><div class="label">Send to</div><div class="value text">${typeLabels[t]}</div></a>`,
-  )}</div>`;
+  return html`<div class="stats">
+    ${integrationTypes.map(
+      (t) =>
+        html`<a class="stat" href="${urls.integrations}/new?type=${t}"
+          ><div class="label">Send to</div>
+          <div class="value text">${typeLabels[t]}</div></a
+        >`,
+    )}
+  </div>`;
 }
 
 function newForm(pc: PageContext, type: IntegrationType, form: Form, errors?: Record<string, string[]>): Html {
   const fields = configFields(type);
   return html`<form method="post" action="${urls.integrations}?type=${type}" class="form" novalidate>
-    ${csrfInput(pc.session.csrfToken)}
-    ${formErrorSummary(errors, ['name', ...fields.map((f) => `config.${f.name}`)])}
+    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(errors, ['name', ...fields.map((f) => `config.${f.name}`)])}
     ${field({ name: 'name', label: 'Name', value: text(form, 'name') || typeLabels[type], required: true, errors })}
     ${fields.map((f) => configInput(f, form, errors))}
-    <div class="actions"><button type="submit" class="btn btn-primary">Create integration</button><a class="btn" href="${urls.integrations}">Cancel</a></div>
+    <div class="actions">
+      <button type="submit" class="btn btn-primary">Create integration</button><a class="btn" href="${urls.integrations}">Cancel</a>
+    </div>
   </form>`;
 }
 
 function deliveriesTable(items: readonly DeliveryView[], now: Date): Html {
   if (items.length === 0) return html`<div class="empty"><p>Nothing sent yet. Use “Send a test” to check the settings.</p></div>`;
-  return html`<div class="table-wrap"><table>
-    <thead><tr><th>When</th><th>Event</th><th>Status</th><th class="hide-sm">Message</th><th class="num">Attempts</th></tr></thead>
-    <tbody>${items.map(
-      (d) => html`<tr>
-        <td class="nowrap">${timeTag(d.created_at, relativeTime(new Date(d.created_at), now))}</td>
-        <td><span class="tag">${d.event}</span><div class="faint">${d.subject.name}</div></td>
-        <td>${deliveryPill(d)}${d.last_error ? html`<div class="error-text">${d.last_error}</div>` : ''}</td>
-        <td class="hide-sm">${d.message.length > 120 ? `${d.message.slice(0, 119)}…` : d.message}</td>
-        <td class="num">${d.attempts}</td>
-      </tr>`,
-    )}</tbody></table></div>`;
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>When</th>
+          <th>Event</th>
+          <th>Status</th>
+          <th class="hide-sm">Message</th>
+          <th class="num">Attempts</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${items.map(
+          (d) =>
+            html`<tr>
+              <td class="nowrap">${timeTag(d.created_at, relativeTime(new Date(d.created_at), now))}</td>
+              <td>
+                <span class="tag">${d.event}</span>
+                <div class="faint">${d.subject.name}</div>
+              </td>
+              <td>${deliveryPill(d)}${d.last_error ? html`<div class="error-text">${d.last_error}</div>` : ''}</td>
+              <td class="hide-sm">${d.message.length > 120 ? `${d.message.slice(0, 119)}…` : d.message}</td>
+              <td class="num">${d.attempts}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 function settingsList(i: Integration): Html {
   const entries = Object.entries(i.config).filter(([k]) => !k.endsWith('_hint'));
-  return html`<dl class="facts"><dt>Type</dt><dd>${typeLabels[i.type]}</dd>${entries.map(([k, v]) => {
-    if (k.endsWith('_set')) {
-      const name = k.slice(0, -4);
-      const hint = i.config[`${name}_hint`];
-      return html`<dt>${label(name)}</dt><dd>${v ? html`<code>${typeof hint === 'string' ? hint : 'set'}</code>` : html`<span class="faint">not set</span>`}</dd>`;
-    }
-    return html`<dt>${label(k)}</dt><dd>${Array.isArray(v) ? v.join(', ') : String(v)}</dd>`;
-  })}</dl>`;
+  return html`<dl class="facts">
+    <dt>Type</dt>
+    <dd>${typeLabels[i.type]}</dd>
+    ${entries.map(([k, v]) => {
+      if (k.endsWith('_set')) {
+        const name = k.slice(0, -4);
+        const hint = i.config[`${name}_hint`];
+        return html`<dt>${label(name)}</dt>
+          <dd>${v ? html`<code>${typeof hint === 'string' ? hint : 'set'}</code>` : html`<span class="faint">not set</span>`}</dd>`;
+      }
+      return html`<dt>${label(k)}</dt>
+        <dd>${Array.isArray(v) ? v.join(', ') : String(v)}</dd>`;
+    })}
+  </dl>`;
 }
 
 /** Integrations: where alerts go. Created per type, tested with one click, with their delivery log. */
@@ -108,15 +148,37 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead('Integrations', { sub: 'Where alerts and trigger messages are sent. Link them to monitors, heartbeats and triggers.', actions: items.length ? newButton : '' })}
-        ${items.length === 0
-          ? html`<div class="card">${emptyState('No integrations yet', 'Send alerts to Slack, Discord, Teams, Telegram, email, PagerDuty, ntfy or any webhook.', newButton)}</div>`
-          : html`<div class="card"><div class="table-wrap"><table>
-              <thead><tr><th>Status</th><th>Integration</th><th>Type</th><th class="hide-sm">Created</th></tr></thead>
-              <tbody>${items.map(
-                (i) => html`<tr><td>${i.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`}</td>
-                  <td class="name"><a href="${urls.integration(i.id)}">${i.name}</a></td><td>${typeLabels[i.type]}</td>
-                  <td class="hide-sm">${timeTag(i.created_at, relativeTime(new Date(i.created_at), ctx.now()))}</td></tr>`,
-              )}</tbody></table></div></div>`}`,
+        ${
+          items.length === 0
+            ? html`<div class="card">
+                ${emptyState('No integrations yet', 'Send alerts to Slack, Discord, Teams, Telegram, email, PagerDuty, ntfy or any webhook.', newButton)}
+              </div>`
+            : html`<div class="card">
+                <div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th>Status</th>
+                        <th>Integration</th>
+                        <th>Type</th>
+                        <th class="hide-sm">Created</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${items.map(
+                        (i) =>
+                          html`<tr>
+                            <td>${i.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`}</td>
+                            <td class="name"><a href="${urls.integration(i.id)}">${i.name}</a></td>
+                            <td>${typeLabels[i.type]}</td>
+                            <td class="hide-sm">${timeTag(i.created_at, relativeTime(new Date(i.created_at), ctx.now()))}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>
+              </div>`
+        }`,
       ),
     );
   });
@@ -130,7 +192,8 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         type.success
-          ? html`${pageHead(html`New ${typeLabels[type.data]} integration`)}<div class="card"><div class="card-body">${newForm(pc, type.data, {})}</div></div>`
+          ? html`${pageHead(html`New ${typeLabels[type.data]} integration`)}
+              <div class="card"><div class="card-body">${newForm(pc, type.data, {})}</div></div>`
           : html`${pageHead('New integration', { sub: 'Where should alerts go?' })}${typePicker()}`,
       ),
     );
@@ -142,8 +205,19 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
     const type = IntegrationType.parse(queryText(req, 'type'));
     const form = formOf(req);
     const again = (errors: Record<string, string[]>) =>
-      sendHtml(reply, render(pc, html`${pageHead(html`New ${typeLabels[type]} integration`)}<div class="card"><div class="card-body">${newForm(pc, type, form, errors)}</div></div>`), 422);
-    const parsed = IntegrationCreateBody.safeParse({ project_id: pc.project.id, name: text(form, 'name'), type, config: readConfig(type, form) }, { error: validationMessage });
+      sendHtml(
+        reply,
+        render(
+          pc,
+          html`${pageHead(html`New ${typeLabels[type]} integration`)}
+            <div class="card"><div class="card-body">${newForm(pc, type, form, errors)}</div></div>`,
+        ),
+        422,
+      );
+    const parsed = IntegrationCreateBody.safeParse(
+      { project_id: pc.project.id, name: text(form, 'name'), type, config: readConfig(type, form) },
+      { error: validationMessage },
+    );
     if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
     try {
       const created = await integrations.createIntegration(ctx, sessionOf(req).principal, parsed.data);
@@ -170,14 +244,20 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead(integration.name, {
-          pill: integration.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`,
-          sub: typeLabels[integration.type],
-          actions: html`${postButton({ action: `${base}/test`, label: 'Send a test', csrf, kind: 'primary' })}
+            pill: integration.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`,
+            sub: typeLabels[integration.type],
+            actions: html`${postButton({ action: `${base}/test`, label: 'Send a test', csrf, kind: 'primary' })}
             ${postButton({ action: `${base}/${integration.active ? 'pause' : 'resume'}`, label: integration.active ? 'Pause' : 'Resume', csrf })}
             ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete “${integration.name}”? Monitors, heartbeats and triggers stop sending to it.` })}`,
-        })}
-        <div class="card"><div class="card-head"><h2>Settings</h2></div><div class="card-body">${settingsList(integration)}</div></div>
-        <div class="card"><div class="card-head"><h2>Delivery log</h2></div><div data-live="${base}?fragment=1" data-live-every="5000">${log}</div></div>`,
+          })}
+          <div class="card">
+            <div class="card-head"><h2>Settings</h2></div>
+            <div class="card-body">${settingsList(integration)}</div>
+          </div>
+          <div class="card">
+            <div class="card-head"><h2>Delivery log</h2></div>
+            <div data-live="${base}?fragment=1" data-live-every="5000">${log}</div>
+          </div>`,
       ),
     );
   });
@@ -186,7 +266,11 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
     const id = idParam(req);
     const session = sessionOf(req);
     const result = await integrations.testIntegration(ctx, session.principal, id, channels);
-    await setFlash(ctx.sql, session.id, result.delivered ? `Test message delivered in ${result.duration_ms} ms.` : `The test failed: ${result.error ?? 'unknown error'}`);
+    await setFlash(
+      ctx.sql,
+      session.id,
+      result.delivered ? `Test message delivered in ${result.duration_ms} ms.` : `The test failed: ${result.error ?? 'unknown error'}`,
+    );
     return reply.redirect(urls.integration(id), 303);
   });
 

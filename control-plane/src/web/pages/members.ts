@@ -13,7 +13,12 @@ import { urls } from '../urls.ts';
 export function memberRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
 
-  const page = async (req: Parameters<typeof sessionOf>[0], reply: Parameters<typeof sendHtml>[0], form?: { email: string; error: string }, status = 200) => {
+  const page = async (
+    req: Parameters<typeof sessionOf>[0],
+    reply: Parameters<typeof sendHtml>[0],
+    form?: { email: string; error: string },
+    status = 200,
+  ) => {
     const pc = await pageContext(req, deps, 'Members', 'members');
     if (!pc.project) return sendHtml(reply, noProject(pc));
     const orgId = pc.project.organizationId;
@@ -25,29 +30,63 @@ export function memberRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead('Members', { sub: html`People in <strong>${pc.project.organizationName}</strong>. Everyone here can see and change every project of the organization.` })}
-        ${owner
-          ? html`<div class="card"><div class="card-head"><h2>Add a member</h2></div><div class="card-body">
-              <form method="post" action="${urls.members}" class="form">
-                ${csrfInput(pc.session.csrfToken)}
-                <div class="form-row">
-                  ${field({ name: 'email', label: 'Email of an existing account', type: 'email', value: form?.email, required: true, errors: form ? { email: [form.error] } : undefined })}
-                  <div class="field"><label>&nbsp;</label><button type="submit" class="btn btn-primary">Add member</button></div>
-                </div>
-              </form></div></div>`
-          : html`<div class="flash">Only owners of ${pc.project.organizationName} can add or remove members.</div>`}
-        <div class="card"><div class="table-wrap"><table>
-          <thead><tr><th>Email</th><th>Role</th><th>Joined</th><th></th></tr></thead>
-          <tbody>${members.map(
-            (m) => html`<tr data-member="${m.email}">
-              <td><strong>${m.email}</strong>${m.name ? html` <span class="faint">${m.name}</span>` : ''}${m.user_id === pc.session.userId ? html` <span class="tag">you</span>` : ''}</td>
-              <td><span class="tag">${m.role}</span></td>
-              <td class="nowrap">${timeTag(m.joined_at, relativeTime(new Date(m.joined_at), now))}</td>
-              <td class="right">${owner && m.role === 'member'
-                ? postButton({ action: `${urls.members}/${m.user_id}/remove`, label: 'Remove', csrf: pc.session.csrfToken, kind: 'danger', small: true, confirm: `Remove ${m.email} from ${pc.project!.organizationName}?` })
-                : ''}</td>
-            </tr>`,
-          )}</tbody>
-        </table></div></div>`,
+          ${
+            owner
+              ? html`<div class="card">
+                  <div class="card-head"><h2>Add a member</h2></div>
+                  <div class="card-body">
+                    <form method="post" action="${urls.members}" class="form">
+                      ${csrfInput(pc.session.csrfToken)}
+                      <div class="form-row">
+                        ${field({ name: 'email', label: 'Email of an existing account', type: 'email', value: form?.email, required: true, errors: form ? { email: [form.error] } : undefined })}
+                        <div class="field"><label>&nbsp;</label><button type="submit" class="btn btn-primary">Add member</button></div>
+                      </div>
+                    </form>
+                  </div>
+                </div>`
+              : html`<div class="flash">Only owners of ${pc.project.organizationName} can add or remove members.</div>`
+          }
+          <div class="card">
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Email</th>
+                    <th>Role</th>
+                    <th>Joined</th>
+                    <th></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${members.map(
+                    (m) =>
+                      html`<tr data-member="${m.email}">
+                        <td>
+                          <strong>${m.email}</strong
+                          >${m.name ? html` <span class="faint">${m.name}</span>` : ''}${m.user_id === pc.session.userId ? html` <span class="tag">you</span>` : ''}
+                        </td>
+                        <td><span class="tag">${m.role}</span></td>
+                        <td class="nowrap">${timeTag(m.joined_at, relativeTime(new Date(m.joined_at), now))}</td>
+                        <td class="right">
+                          ${
+                            owner && m.role === 'member'
+                              ? postButton({
+                                  action: `${urls.members}/${m.user_id}/remove`,
+                                  label: 'Remove',
+                                  csrf: pc.session.csrfToken,
+                                  kind: 'danger',
+                                  small: true,
+                                  confirm: `Remove ${m.email} from ${pc.project!.organizationName}?`,
+                                })
+                              : ''
+                          }
+                        </td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>
+          </div>`,
       ),
       status,
     );
@@ -62,7 +101,8 @@ export function memberRoutes(app: App, deps: WebDeps): void {
     try {
       await addMember(ctx.sql, sessionOf(req).principal, pc.project.organizationId, email);
     } catch (err) {
-      if (err instanceof AppError && (err.code === 'VALIDATION' || err.code === 'CONFLICT')) return page(req, reply, { email, error: err.message }, err.status);
+      if (err instanceof AppError && (err.code === 'VALIDATION' || err.code === 'CONFLICT'))
+        return page(req, reply, { email, error: err.message }, err.status);
       throw err;
     }
     await setFlash(ctx.sql, pc.session.id, `${email} is now a member of ${pc.project.organizationName}.`);

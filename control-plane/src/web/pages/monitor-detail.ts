@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
 import { listIncidents, listResults } from '../../monitors/history.ts';
@@ -24,71 +25,143 @@ function rangeOf(value: string | undefined): ChartRange {
 }
 
 function checksTable(results: Results, now: Date): Html {
-  if (results.length === 0) return html`<div class="empty"><p>No checks yet. The first one runs within the monitor's interval once a probe agent is connected.</p></div>`;
+  if (results.length === 0)
+    return html`<div class="empty">
+      <p>No checks yet. The first one runs within the monitor's interval once a probe agent is connected.</p>
+    </div>`;
   const scale = Math.max(...results.map((r) => r.timings.total));
-  return html`<div class="table-wrap"><table>
-    <thead><tr><th>When</th><th>Region</th><th>Result</th><th class="hide-sm">Phases</th><th class="num">Total</th></tr></thead>
-    <tbody>${results.map(
-      (r) => html`<tr>
-        <td class="nowrap">${timeTag(r.checked_at, relativeTime(new Date(r.checked_at), now))}</td>
-        <td><span class="tag">${r.region}</span></td>
-        <td>${r.ok ? html`<span class="pill up">${r.status_code ?? 'OK'}</span>` : html`<span class="pill down">${r.status_code ?? r.error?.class ?? 'failed'}</span>`}
-          ${r.error ? html`<div class="error-text">${r.error.message || r.error.class}</div>` : ''}
-          ${r.attempts > 1 ? html`<div class="faint">confirmed by a re-check</div>` : ''}</td>
-        <td class="hide-sm">${phaseBar(r.timings, scale)}</td>
-        <td class="num">${formatMs(r.timings.total)}</td>
-      </tr>`,
-    )}</tbody>
-  </table></div>`;
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>When</th>
+          <th>Region</th>
+          <th>Result</th>
+          <th class="hide-sm">Phases</th>
+          <th class="num">Total</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${results.map(
+          (r) =>
+            html`<tr>
+              <td class="nowrap">${timeTag(r.checked_at, relativeTime(new Date(r.checked_at), now))}</td>
+              <td><span class="tag">${r.region}</span></td>
+              <td>
+                ${r.ok ? html`<span class="pill up">${r.status_code ?? 'OK'}</span>` : html`<span class="pill down">${r.status_code ?? r.error?.class ?? 'failed'}</span>`}
+                ${r.error ? html`<div class="error-text">${r.error.message || r.error.class}</div>` : ''}
+                ${r.attempts > 1 ? html`<div class="faint">confirmed by a re-check</div>` : ''}
+              </td>
+              <td class="hide-sm">${phaseBar(r.timings, scale)}</td>
+              <td class="num">${formatMs(r.timings.total)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 function incidentsTable(items: Incidents, now: Date): Html {
   if (items.length === 0) return html`<div class="empty"><p>No incidents. May it stay that way.</p></div>`;
-  return html`<div class="table-wrap"><table>
-    <thead><tr><th>Started</th><th>Duration</th><th>Cause</th><th class="hide-sm">Regions</th></tr></thead>
-    <tbody>${items.map(
-      (i) => html`<tr>
-        <td class="nowrap">${timeTag(i.started_at, relativeTime(new Date(i.started_at), now))}</td>
-        <td class="nowrap">${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}</td>
-        <td>${i.cause || html`<span class="faint">–</span>`}</td>
-        <td class="hide-sm">${i.regions.map((r) => html`<span class="tag">${r}</span> `)}</td>
-      </tr>`,
-    )}</tbody>
-  </table></div>`;
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>Started</th>
+          <th>Duration</th>
+          <th>Cause</th>
+          <th class="hide-sm">Regions</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${items.map(
+          (i) =>
+            html`<tr>
+              <td class="nowrap">${timeTag(i.started_at, relativeTime(new Date(i.started_at), now))}</td>
+              <td class="nowrap">
+                ${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}
+              </td>
+              <td>${i.cause || html`<span class="faint">–</span>`}</td>
+              <td class="hide-sm">${i.regions.map((r) => html`<span class="tag">${r}</span> `)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 function live(m: Monitor, range: ChartRange, chart: Html, results: Results, incidents: Incidents, now: Date): Html {
   const latest = results.find((r) => r.ok);
   return html`<div class="stats">
-      <div class="stat"><div class="label">Status</div><div class="value">${monitorPill(m.status, true)}</div></div>
-      <div class="stat"><div class="label">Uptime 30d</div><div class="value">${formatUptime(m.uptime)}</div></div>
-      <div class="stat"><div class="label">Latest response</div><div class="value">${latest ? formatMs(latest.timings.total) : '–'}</div></div>
-      <div class="stat"><div class="label">Last checked</div><div class="value text" data-testid="last-checked">${m.last_checked}</div></div>
-      <div class="stat"><div class="label">Incidents</div><div class="value">${m.incidents_count}</div></div>
+      <div class="stat">
+        <div class="label">Status</div>
+        <div class="value">${monitorPill(m.status, true)}</div>
+      </div>
+      <div class="stat">
+        <div class="label">Uptime 30d</div>
+        <div class="value">${formatUptime(m.uptime)}</div>
+      </div>
+      <div class="stat">
+        <div class="label">Latest response</div>
+        <div class="value">${latest ? formatMs(latest.timings.total) : '–'}</div>
+      </div>
+      <div class="stat">
+        <div class="label">Last checked</div>
+        <div class="value text" data-testid="last-checked">${m.last_checked}</div>
+      </div>
+      <div class="stat">
+        <div class="label">Incidents</div>
+        <div class="value">${m.incidents_count}</div>
+      </div>
     </div>
     <div class="card">
-      <div class="card-head"><h2>Response time</h2>
-        <nav class="range-tabs" aria-label="Range">${(Object.keys(chartRanges) as ChartRange[]).map(
-          (r) => html`<a href="?range=${r}"${r === range ? html` aria-current="true"` : ''}>${r}</a>`,
-        )}</nav>
+      <div class="card-head">
+        <h2>Response time</h2>
+        <nav class="range-tabs" aria-label="Range">
+          ${(Object.keys(chartRanges) as ChartRange[]).map(
+            (r) => html`<a href="?range=${r}" ${r === range ? html` aria-current="true"` : ''}>${r}</a>`,
+          )}
+        </nav>
       </div>
       <div class="card-body">${chart}</div>
     </div>
-    <div class="card"><div class="card-head"><h2>Recent checks</h2>${phaseLegend}</div>${checksTable(results, now)}</div>
-    <div class="card"><div class="card-head"><h2>Incidents</h2></div>${incidentsTable(incidents, now)}</div>`;
+    <div class="card">
+      <div class="card-head">
+        <h2>Recent checks</h2>
+        ${phaseLegend}
+      </div>
+      ${checksTable(results, now)}
+    </div>
+    <div class="card">
+      <div class="card-head"><h2>Incidents</h2></div>
+      ${incidentsTable(incidents, now)}
+    </div>`;
 }
 
 function details(m: Monitor): Html {
-  return html`<div class="card"><div class="card-head"><h2>Settings</h2></div><div class="card-body"><dl class="facts">
-    <dt>Method</dt><dd>${m.method}</dd>
-    <dt>Accepted codes</dt><dd>${codesText(m.valid_http_codes)}</dd>
-    <dt>Interval</dt><dd>every ${formatDuration(m.interval)}</dd>
-    <dt>Timeout</dt><dd>${m.timeout} s</dd>
-    <dt>Regions</dt><dd>${m.regions ? m.regions.join(', ') : 'every region with a live agent'}</dd>
-    <dt>Redirects</dt><dd>${m.follow_redirects ? 'followed' : 'not followed'}</dd>
-    <dt>Basic auth</dt><dd>${m.basic_auth_username ? html`as <code>${m.basic_auth_username}</code>` : 'none'}</dd>
-    <dt>Monitor id</dt><dd><code>${m.id}</code></dd>
-  </dl></div></div>`;
+  return html`<div class="card">
+    <div class="card-head"><h2>Settings</h2></div>
+    <div class="card-body">
+      <dl class="facts">
+        <dt>Method</dt>
+        <dd>${m.method}</dd>
+        <dt>Accepted codes</dt>
+        <dd>${codesText(m.valid_http_codes)}</dd>
+        <dt>Interval</dt>
+        <dd>every ${formatDuration(m.interval)}</dd>
+        <dt>Timeout</dt>
+        <dd>${m.timeout} s</dd>
+        <dt>Regions</dt>
+        <dd>${m.regions ? m.regions.join(', ') : 'every region with a live agent'}</dd>
+        <dt>Redirects</dt>
+        <dd>${m.follow_redirects ? 'followed' : 'not followed'}</dd>
+        <dt>Basic auth</dt>
+        <dd>${m.basic_auth_username ? html`as <code>${m.basic_auth_username}</code>` : 'none'}</dd>
+        <dt>Monitor id</dt>
+        <dd><code>${m.id}</code></dd>
+      </dl>
+    </div>
+  </div>`;
 }
 
 export function monitorDetailRoutes(app: App, deps: WebDeps): void {
@@ -120,20 +193,25 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead(monitor.name, {
-          sub: html`<span class="tag">${monitor.method}</span> <a href="${monitor.url}" rel="noopener noreferrer" target="_blank">${monitor.url}</a>`,
-          actions,
-        })}
-        <div data-live="${base}?fragment=1&amp;range=${range}" data-live-every="5000">${body}</div>
-        <div class="two-col">${details(monitor)}${badgeCard(deps, csrf, base, slug)}</div>`,
+            sub: html`<span class="tag">${monitor.method}</span>
+              <a href="${monitor.url}" rel="noopener noreferrer" target="_blank">${monitor.url}</a>`,
+            actions,
+          })}
+          <div data-live="${base}?fragment=1&amp;range=${range}" data-live-every="5000">${body}</div>
+          <div class="two-col">${details(monitor)}${badgeCard(deps, csrf, base, slug)}</div>`,
       ),
     );
   });
 
-  const setActive = (active: boolean) => async (req: Parameters<typeof idParam>[0], reply: import('fastify').FastifyReply) => {
+  const setActive = (active: boolean) => async (req: Parameters<typeof idParam>[0], reply: FastifyReply) => {
     const id = idParam(req);
     const session = sessionOf(req);
     const m = await monitors.updateMonitor(ctx, session.principal, id, { active });
-    await setFlash(ctx.sql, session.id, active ? `“${m.name}” resumed: checks start again.` : `“${m.name}” paused: no checks and no alerts until you resume it.`);
+    await setFlash(
+      ctx.sql,
+      session.id,
+      active ? `“${m.name}” resumed: checks start again.` : `“${m.name}” paused: no checks and no alerts until you resume it.`,
+    );
     return reply.redirect(urls.monitor(id), 303);
   };
   app.post(`${urls.monitors}/:id/pause`, setActive(false));

@@ -20,7 +20,7 @@ import { urls } from '../urls.ts';
 export function codesText(codes: readonly number[]): string {
   const sorted = [...new Set(codes)].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
     parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
@@ -101,15 +101,31 @@ function formValues(form: Form, hasPassword: boolean): Values {
   };
 }
 
-const known = ['integration_ids', 'name', 'url', '_method', 'valid_http_codes', 'interval', 'timeout', 'regions', 'basic_auth_username', 'basic_auth_password'];
+const known = [
+  'integration_ids',
+  'name',
+  'url',
+  '_method',
+  'valid_http_codes',
+  'interval',
+  'timeout',
+  'regions',
+  'basic_auth_username',
+  'basic_auth_password',
+];
 
-function monitorForm(pc: PageContext, opts: { action: string; values: Values; errors?: Record<string, string[]>; editing: boolean; integrations: readonly Integration[] }): Html {
+function monitorForm(
+  pc: PageContext,
+  opts: { action: string; values: Values; errors?: Record<string, string[]>; editing: boolean; integrations: readonly Integration[] },
+): Html {
   const v = opts.values;
   const e = opts.errors;
-  const intervalOptions = intervals.some(([s]) => s === v.interval) || !v.interval ? intervals : [...intervals, [v.interval, `Every ${v.interval} seconds`] as [string, string]];
+  const intervalOptions =
+    intervals.some(([s]) => s === v.interval) || !v.interval
+      ? intervals
+      : [...intervals, [v.interval, `Every ${v.interval} seconds`] as [string, string]];
   return html`<form method="post" action="${opts.action}" class="form" novalidate>
-    ${csrfInput(pc.session.csrfToken)}
-    ${formErrorSummary(e, known)}
+    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, known)}
     ${field({ name: 'name', label: 'Name', value: v.name, required: true, placeholder: 'Home page', errors: e, autofocus: !opts.editing })}
     ${field({ name: 'url', label: 'URL', type: 'url', value: v.url, required: true, placeholder: 'https://example.com/health', errors: e })}
     <div class="form-row">
@@ -150,7 +166,9 @@ function bodyOf(form: Form, editing: boolean): { body: Record<string, unknown>; 
   const errors: Record<string, string[]> = {};
   const codes = parseCodes(text(form, 'valid_http_codes'));
   if (!codes) errors.valid_http_codes = ['Use codes and ranges such as 200-299, 301.'];
-  const regions = text(form, 'regions').split(/[\s,]+/).filter(Boolean);
+  const regions = text(form, 'regions')
+    .split(/[\s,]+/)
+    .filter(Boolean);
   const timeout = text(form, 'timeout');
   const password = typeof form.basic_auth_password === 'string' ? form.basic_auth_password : '';
   const body: Record<string, unknown> = {
@@ -179,7 +197,15 @@ export function monitorFormRoutes(app: App, deps: WebDeps): void {
     const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
     return sendHtml(
       reply,
-      render(pc, html`${pageHead('New monitor', { sub: html`In <strong>${pc.project.name}</strong>` })}<div class="card"><div class="card-body">${monitorForm(pc, { action: urls.monitors, values: valuesOf(undefined), editing: false, integrations: choices })}</div></div>`),
+      render(
+        pc,
+        html`${pageHead('New monitor', { sub: html`In <strong>${pc.project.name}</strong>` })}
+          <div class="card">
+            <div class="card-body">
+              ${monitorForm(pc, { action: urls.monitors, values: valuesOf(undefined), editing: false, integrations: choices })}
+            </div>
+          </div>`,
+      ),
     );
   });
 
@@ -190,7 +216,19 @@ export function monitorFormRoutes(app: App, deps: WebDeps): void {
     const form = formOf(req);
     const { body, errors } = bodyOf(form, false);
     const again = (errs: Record<string, string[]>) =>
-      sendHtml(reply, render(pc, html`${pageHead('New monitor')}<div class="card"><div class="card-body">${monitorForm(pc, { action: urls.monitors, values: formValues(form, false), errors: errs, editing: false, integrations: choices })}</div></div>`), 422);
+      sendHtml(
+        reply,
+        render(
+          pc,
+          html`${pageHead('New monitor')}
+            <div class="card">
+              <div class="card-body">
+                ${monitorForm(pc, { action: urls.monitors, values: formValues(form, false), errors: errs, editing: false, integrations: choices })}
+              </div>
+            </div>`,
+        ),
+        422,
+      );
     const parsed = MonitorCreateBody.safeParse({ ...body, project_id: pc.project.id }, { error: validationMessage });
     if (!parsed.success || Object.keys(errors).length > 0) {
       return again({ ...(parsed.success ? {} : zodIssuesToErrors(parsed.error.issues)), ...errors });
@@ -213,7 +251,13 @@ export function monitorFormRoutes(app: App, deps: WebDeps): void {
     const action = `${urls.monitor(id)}/edit`;
     return sendHtml(
       reply,
-      render(pc, html`${pageHead(html`Edit ${monitor.name}`)}<div class="card"><div class="card-body">${monitorForm(pc, { action, values: valuesOf(monitor), editing: true, integrations: choices })}</div></div>`),
+      render(
+        pc,
+        html`${pageHead(html`Edit ${monitor.name}`)}
+          <div class="card">
+            <div class="card-body">${monitorForm(pc, { action, values: valuesOf(monitor), editing: true, integrations: choices })}</div>
+          </div>`,
+      ),
     );
   });
 
@@ -227,7 +271,19 @@ export function monitorFormRoutes(app: App, deps: WebDeps): void {
     const { body, errors } = bodyOf(form, true);
     const action = `${urls.monitor(id)}/edit`;
     const again = (errs: Record<string, string[]>) =>
-      sendHtml(reply, render(pc, html`${pageHead(html`Edit ${monitor.name}`)}<div class="card"><div class="card-body">${monitorForm(pc, { action, values: formValues(form, false), errors: errs, editing: true, integrations: choices })}</div></div>`), 422);
+      sendHtml(
+        reply,
+        render(
+          pc,
+          html`${pageHead(html`Edit ${monitor.name}`)}
+            <div class="card">
+              <div class="card-body">
+                ${monitorForm(pc, { action, values: formValues(form, false), errors: errs, editing: true, integrations: choices })}
+              </div>
+            </div>`,
+        ),
+        422,
+      );
     const parsed = MonitorUpdateBody.safeParse(body, { error: validationMessage });
     if (!parsed.success || Object.keys(errors).length > 0) {
       return again({ ...(parsed.success ? {} : zodIssuesToErrors(parsed.error.issues)), ...errors });

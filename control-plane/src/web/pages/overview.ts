@@ -21,38 +21,95 @@ function problems(ms: readonly Monitor[], hs: readonly Heartbeat[], open: readon
     return html`<div class="overall up" data-testid="overall">All systems operational</div>`;
   }
   const since = (id: string) => open.find((i) => i.monitor_id === id);
-  return html`<div class="card"><div class="card-head"><h2>Needs attention</h2></div><div class="table-wrap"><table><tbody>
-    ${downMonitors.map((m) => {
-      const incident = since(m.id);
-      return html`<tr><td>${monitorPill(m.status)}</td><td class="name"><a href="${urls.monitor(m.id)}">${m.name}</a>${incident?.cause ? html`<span class="url">${incident.cause}</span>` : ''}</td>
-        <td class="muted nowrap">${incident ? `for ${formatDuration(Math.max(0, Math.floor((now.getTime() - Date.parse(incident.started_at)) / 1000)))}` : ''}</td></tr>`;
-    })}
-    ${badBeats.map(
-      (h) => html`<tr><td>${heartbeatPill(h.status)}</td><td class="name"><a href="${urls.heartbeat(h.id)}">${h.name}</a></td>
-        <td class="muted nowrap">last ping ${fromNow(h.last_ping_at, now, 'never')}</td></tr>`,
-    )}
-  </tbody></table></div></div>`;
+  return html`<div class="card">
+    <div class="card-head"><h2>Needs attention</h2></div>
+    <div class="table-wrap">
+      <table>
+        <tbody>
+          ${downMonitors.map((m) => {
+            const incident = since(m.id);
+            return html`<tr>
+              <td>${monitorPill(m.status)}</td>
+              <td class="name">
+                <a href="${urls.monitor(m.id)}">${m.name}</a>${incident?.cause ? html`<span class="url">${incident.cause}</span>` : ''}
+              </td>
+              <td class="muted nowrap">
+                ${incident ? `for ${formatDuration(Math.max(0, Math.floor((now.getTime() - Date.parse(incident.started_at)) / 1000)))}` : ''}
+              </td>
+            </tr>`;
+          })}
+          ${badBeats.map(
+            (h) =>
+              html`<tr>
+                <td>${heartbeatPill(h.status)}</td>
+                <td class="name"><a href="${urls.heartbeat(h.id)}">${h.name}</a></td>
+                <td class="muted nowrap">last ping ${fromNow(h.last_ping_at, now, 'never')}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </div>`;
 }
 
 function monitorsCard(ms: readonly Monitor[], total: number, sparks: Map<string, SparkPoint[]>): Html {
-  return html`<div class="card"><div class="card-head"><h2>Monitors</h2><a href="${urls.monitors}">${total > SHOWN ? `All ${total}` : 'View all'}</a></div>
-    ${ms.length === 0
-      ? html`<div class="empty"><p>Watch a website or an API endpoint from every region.</p><a class="btn btn-primary" href="${urls.newMonitor}">New monitor</a></div>`
-      : html`<div class="table-wrap"><table><tbody>${ms.slice(0, SHOWN).map(
-          (m) => html`<tr><td>${monitorPill(m.status)}</td><td class="name"><a href="${urls.monitor(m.id)}">${m.name}</a></td>
-            <td class="hide-sm">${sparkline(sparks.get(m.id) ?? [])}</td><td class="num">${formatUptime(m.uptime)}</td></tr>`,
-        )}</tbody></table></div>`}
+  return html`<div class="card">
+    <div class="card-head">
+      <h2>Monitors</h2>
+      <a href="${urls.monitors}">${total > SHOWN ? `All ${total}` : 'View all'}</a>
+    </div>
+    ${
+      ms.length === 0
+        ? html`<div class="empty">
+            <p>Watch a website or an API endpoint from every region.</p>
+            <a class="btn btn-primary" href="${urls.newMonitor}">New monitor</a>
+          </div>`
+        : html`<div class="table-wrap">
+            <table>
+              <tbody>
+                ${ms.slice(0, SHOWN).map(
+                  (m) =>
+                    html`<tr>
+                      <td>${monitorPill(m.status)}</td>
+                      <td class="name"><a href="${urls.monitor(m.id)}">${m.name}</a></td>
+                      <td class="hide-sm">${sparkline(sparks.get(m.id) ?? [])}</td>
+                      <td class="num">${formatUptime(m.uptime)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+    }
   </div>`;
 }
 
 function heartbeatsCard(hs: readonly Heartbeat[], total: number, now: Date): Html {
-  return html`<div class="card"><div class="card-head"><h2>Heartbeats</h2><a href="${urls.heartbeats}">${total > SHOWN ? `All ${total}` : 'View all'}</a></div>
-    ${hs.length === 0
-      ? html`<div class="empty"><p>Know when a cron job or a worker stops reporting.</p><a class="btn btn-primary" href="${urls.newHeartbeat}">New heartbeat</a></div>`
-      : html`<div class="table-wrap"><table><tbody>${hs.slice(0, SHOWN).map(
-          (h) => html`<tr><td>${heartbeatPill(h.status)}</td><td class="name"><a href="${urls.heartbeat(h.id)}">${h.name}</a></td>
-            <td class="muted nowrap">${fromNow(h.last_ping_at, now, 'never pinged')}</td></tr>`,
-        )}</tbody></table></div>`}
+  return html`<div class="card">
+    <div class="card-head">
+      <h2>Heartbeats</h2>
+      <a href="${urls.heartbeats}">${total > SHOWN ? `All ${total}` : 'View all'}</a>
+    </div>
+    ${
+      hs.length === 0
+        ? html`<div class="empty">
+            <p>Know when a cron job or a worker stops reporting.</p>
+            <a class="btn btn-primary" href="${urls.newHeartbeat}">New heartbeat</a>
+          </div>`
+        : html`<div class="table-wrap">
+            <table>
+              <tbody>
+                ${hs.slice(0, SHOWN).map(
+                  (h) =>
+                    html`<tr>
+                      <td>${heartbeatPill(h.status)}</td>
+                      <td class="name"><a href="${urls.heartbeat(h.id)}">${h.name}</a></td>
+                      <td class="muted nowrap">${fromNow(h.last_ping_at, now, 'never pinged')}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+    }
   </div>`;
 }
 
@@ -68,16 +125,32 @@ export function overviewRoutes(app: App, deps: WebDeps): void {
       heartbeats.listHeartbeats(ctx, principal, pc.project.id, { page: 1, per_page: 100 }),
       openIncidents(ctx.sql, [pc.project.id]),
     ]);
-    const sparks = await sparklines(ctx.sql, ms.items.slice(0, SHOWN).map((m) => m.id), now);
+    const sparks = await sparklines(
+      ctx.sql,
+      ms.items.slice(0, SHOWN).map((m) => m.id),
+      now,
+    );
     const up = ms.items.filter((m) => m.status === monitorStatuses.up).length;
     const beating = hs.items.filter((h) => h.status === 'up' || h.status === 'running').length;
     const active = ms.items.filter((m) => m.active);
     const avgUptime = active.length ? active.reduce((s, m) => s + m.uptime, 0) / active.length : null;
     const body = html`<div class="stats">
-        <div class="stat"><div class="label">Monitors up</div><div class="value">${up}<span class="faint"> / ${ms.total}</span></div></div>
-        <div class="stat"><div class="label">Heartbeats up</div><div class="value">${beating}<span class="faint"> / ${hs.total}</span></div></div>
-        <div class="stat"><div class="label">Open incidents</div><div class="value${open.length ? ' down' : ''}">${open.length}</div></div>
-        <div class="stat"><div class="label">Uptime 30d</div><div class="value">${formatUptime(avgUptime)}</div></div>
+        <div class="stat">
+          <div class="label">Monitors up</div>
+          <div class="value">${up}<span class="faint"> / ${ms.total}</span></div>
+        </div>
+        <div class="stat">
+          <div class="label">Heartbeats up</div>
+          <div class="value">${beating}<span class="faint"> / ${hs.total}</span></div>
+        </div>
+        <div class="stat">
+          <div class="label">Open incidents</div>
+          <div class="value${open.length ? ' down' : ''}">${open.length}</div>
+        </div>
+        <div class="stat">
+          <div class="label">Uptime 30d</div>
+          <div class="value">${formatUptime(avgUptime)}</div>
+        </div>
       </div>
       ${problems(ms.items, hs.items, open, now)}
       <div class="two-col">${monitorsCard(ms.items, ms.total, sparks)}${heartbeatsCard(hs.items, hs.total, now)}</div>`;
@@ -87,7 +160,7 @@ export function overviewRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead('Overview', { sub: html`<strong>${pc.project.name}</strong> · ${pc.project.organizationName}` })}
-        <div data-live="${urls.home}?fragment=1" data-live-every="5000">${body}</div>`,
+          <div data-live="${urls.home}?fragment=1" data-live-every="5000">${body}</div>`,
       ),
     );
   });

@@ -16,48 +16,101 @@ const projectName = z.string().trim().min(1, 'Give the project a name.').max(255
 export function projectSettingsRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
 
-  const page = async (req: Parameters<typeof sessionOf>[0], reply: Parameters<typeof sendHtml>[0], errors: Record<string, string[]> = {}, status = 200) => {
+  const page = async (
+    req: Parameters<typeof sessionOf>[0],
+    reply: Parameters<typeof sendHtml>[0],
+    errors: Record<string, string[]> = {},
+    status = 200,
+  ) => {
     const pc = await pageContext(req, deps, 'Project settings', 'project');
     const csrf = pc.session.csrfToken;
     const project = pc.project;
     const slug = project ? await statusPageSlug(ctx.sql, project.id) : null;
     const publicUrl = slug ? `${ctx.config.PUBLIC_URL}${urls.statusPage(slug)}` : '';
-    const ownedOrgs = [...new Map(pc.workspace.projects.filter((p) => p.role === 'owner' || p.organizationId === project?.organizationId).map((p) => [p.organizationId, p.organizationName])).entries()];
+    const ownedOrgs = [
+      ...new Map(
+        pc.workspace.projects
+          .filter((p) => p.role === 'owner' || p.organizationId === project?.organizationId)
+          .map((p) => [p.organizationId, p.organizationName]),
+      ).entries(),
+    ];
     return sendHtml(
       reply,
       render(
         pc,
         html`${pageHead('Project settings', { sub: project ? html`<strong>${project.name}</strong> in ${project.organizationName}` : '' })}
-        ${project
-          ? html`<div class="card"><div class="card-head"><h2>Name</h2></div><div class="card-body">
-              <form method="post" action="${urls.project}/rename" class="form">${csrfInput(csrf)}
-                <div class="form-row">${field({ name: 'name', label: 'Project name', value: project.name, required: true, errors })}
-                <div class="field"><label>&nbsp;</label><button type="submit" class="btn">Rename</button></div></div>
-              </form></div></div>
-            <div class="card" id="status-page"><div class="card-head"><h2>Public status page</h2>
-              ${slug
-                ? html`<div class="actions">${postButton({ action: `${urls.project}/status-page/regenerate`, label: 'New address', csrf, small: true, confirm: 'Give the status page a new address? The current one stops working.' })}
-                    ${postButton({ action: `${urls.project}/status-page/disable`, label: 'Turn off', csrf, kind: 'danger', small: true, confirm: 'Turn the public status page off?' })}</div>`
-                : ''}</div>
-              <div class="card-body">
-                <p class="muted">A read-only page with the current status of this project's monitors and heartbeats, 90 days of uptime and open incidents. It is public to anyone with its secret address; URLs, settings and errors are never shown.</p>
-                ${slug
-                  ? html`${copyRow(publicUrl, 'Copy', 'status-page-url')}<a class="btn" href="${urls.statusPage(slug)}" target="_blank" rel="noopener" data-testid="open-status-page">Open status page</a>`
-                  : postButton({ action: `${urls.project}/status-page`, label: 'Turn on the status page', csrf, kind: 'primary' })}
-              </div></div>`
-          : ''}
-        <div class="card"><div class="card-head"><h2>New project</h2></div><div class="card-body">
-          <form method="post" action="${urls.project}/new" class="form">${csrfInput(csrf)}
-            <div class="form-row">
-              ${field({ name: 'new_name', label: 'Name', required: true, placeholder: 'Staging', errors })}
-              ${ownedOrgs.length > 1
-                ? html`<div class="field"><label for="f-organization_id">Organization</label><select id="f-organization_id" name="organization_id">${ownedOrgs.map(
-                    ([id, name]) => html`<option value="${id}"${id === project?.organizationId ? html` selected` : ''}>${name}</option>`,
-                  )}</select></div>`
-                : html`<input type="hidden" name="organization_id" value="${ownedOrgs[0]?.[0] ?? ''}">`}
+          ${
+            project
+              ? html`<div class="card">
+                    <div class="card-head"><h2>Name</h2></div>
+                    <div class="card-body">
+                      <form method="post" action="${urls.project}/rename" class="form">
+                        ${csrfInput(csrf)}
+                        <div class="form-row">
+                          ${field({ name: 'name', label: 'Project name', value: project.name, required: true, errors })}
+                          <div class="field"><label>&nbsp;</label><button type="submit" class="btn">Rename</button></div>
+                        </div>
+                      </form>
+                    </div>
+                  </div>
+                  <div class="card" id="status-page">
+                    <div class="card-head">
+                      <h2>Public status page</h2>
+                      ${
+                        slug
+                          ? html`<div class="actions">
+                              ${postButton({ action: `${urls.project}/status-page/regenerate`, label: 'New address', csrf, small: true, confirm: 'Give the status page a new address? The current one stops working.' })}
+                              ${postButton({ action: `${urls.project}/status-page/disable`, label: 'Turn off', csrf, kind: 'danger', small: true, confirm: 'Turn the public status page off?' })}
+                            </div>`
+                          : ''
+                      }
+                    </div>
+                    <div class="card-body">
+                      <p class="muted">
+                        A read-only page with the current status of this project's monitors and heartbeats, 90 days of uptime and open
+                        incidents. It is public to anyone with its secret address; URLs, settings and errors are never shown.
+                      </p>
+                      ${
+                        slug
+                          ? html`${copyRow(publicUrl, 'Copy', 'status-page-url')}<a
+                                class="btn"
+                                href="${urls.statusPage(slug)}"
+                                target="_blank"
+                                rel="noopener"
+                                data-testid="open-status-page"
+                                >Open status page</a
+                              >`
+                          : postButton({ action: `${urls.project}/status-page`, label: 'Turn on the status page', csrf, kind: 'primary' })
+                      }
+                    </div>
+                  </div>`
+              : ''
+          }
+          <div class="card">
+            <div class="card-head"><h2>New project</h2></div>
+            <div class="card-body">
+              <form method="post" action="${urls.project}/new" class="form">
+                ${csrfInput(csrf)}
+                <div class="form-row">
+                  ${field({ name: 'new_name', label: 'Name', required: true, placeholder: 'Staging', errors })}
+                  ${
+                    ownedOrgs.length > 1
+                      ? html`<div class="field">
+                          <label for="f-organization_id">Organization</label
+                          ><select id="f-organization_id" name="organization_id">
+                            ${ownedOrgs.map(
+                              ([id, name]) =>
+                                html`<option value="${id}" ${id === project?.organizationId ? html` selected` : ''}>${name}</option>`,
+                            )}
+                          </select>
+                        </div>`
+                      : html`<input type="hidden" name="organization_id" value="${ownedOrgs[0]?.[0] ?? ''}" />`
+                  }
+                </div>
+                <div><button type="submit" class="btn btn-primary">Create project</button></div>
+              </form>
             </div>
-            <div><button type="submit" class="btn btn-primary">Create project</button></div>
-          </form></div></div>`,
+          </div>`,
       ),
       status,
     );

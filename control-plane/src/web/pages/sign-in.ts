@@ -27,19 +27,20 @@ function signInPage(deps: WebDeps, v: SignInView): Html {
   return authPage(
     deps.assets,
     'Sign in',
-    html`<div class="card"><div class="card-body">
-      <h1>Sign in</h1>
-      ${v.notice ? html`<div class="flash" role="status">${v.notice}</div>` : ''}
-      ${v.error ? html`<div class="flash error" role="alert">${v.error}</div>` : ''}
-      <form method="post" action="${urls.signIn}" class="form">
-        ${csrfInput(v.csrf)}
-        ${v.next ? html`<input type="hidden" name="next" value="${v.next}">` : ''}
-        ${field({ name: 'email', label: 'Email', type: 'email', value: v.email, required: true, autocomplete: 'username', autofocus: !v.email })}
-        ${field({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password', autofocus: !!v.email })}
-        <button type="submit" class="btn btn-primary btn-block">Sign in</button>
-      </form>
-    </div></div>
-    ${v.allowSignup ? html`<p class="auth-foot">New here? <a href="${urls.signUp}">Create an account</a></p>` : ''}`,
+    html`<div class="card">
+        <div class="card-body">
+          <h1>Sign in</h1>
+          ${v.notice ? html`<div class="flash" role="status">${v.notice}</div>` : ''}
+          ${v.error ? html`<div class="flash error" role="alert">${v.error}</div>` : ''}
+          <form method="post" action="${urls.signIn}" class="form">
+            ${csrfInput(v.csrf)} ${v.next ? html`<input type="hidden" name="next" value="${v.next}" />` : ''}
+            ${field({ name: 'email', label: 'Email', type: 'email', value: v.email, required: true, autocomplete: 'username', autofocus: !v.email })}
+            ${field({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password', autofocus: !!v.email })}
+            <button type="submit" class="btn btn-primary btn-block">Sign in</button>
+          </form>
+        </div>
+      </div>
+      ${v.allowSignup ? html`<p class="auth-foot">New here? <a href="${urls.signUp}">Create an account</a></p>` : ''}`,
   );
 }
 
@@ -60,9 +61,13 @@ export function formExpiredPage(deps: WebDeps): Html {
   return authPage(
     deps.assets,
     'Form expired',
-    html`<div class="card"><div class="card-body"><h1>This form has expired</h1>
-      <p class="muted">For your safety the form could not be accepted. Go back, reload the page and try again.</p>
-      <a class="btn" href="${urls.signIn}">Back to sign in</a></div></div>`,
+    html`<div class="card">
+      <div class="card-body">
+        <h1>This form has expired</h1>
+        <p class="muted">For your safety the form could not be accepted. Go back, reload the page and try again.</p>
+        <a class="btn" href="${urls.signIn}">Back to sign in</a>
+      </div>
+    </div>`,
   );
 }
 
@@ -74,10 +79,19 @@ export function signInRoutes(app: App, deps: WebDeps): void {
     if (token && (await loadSession(ctx.sql, token, { now: ctx.now(), ttlHours: ctx.config.SESSION_TTL_HOURS }))) {
       return reply.redirect(localPath(queryText(req, 'next')) ?? urls.home, 303);
     }
-    const notice = queryText(req, 'signed_out') ? 'You have been signed out.' : queryText(req, 'expired') ? 'Your session has ended. Please sign in again.' : undefined;
+    const notice = queryText(req, 'signed_out')
+      ? 'You have been signed out.'
+      : queryText(req, 'expired')
+        ? 'Your session has ended. Please sign in again.'
+        : undefined;
     return sendHtml(
       reply,
-      signInPage(deps, { csrf: preSessionToken(req, reply, deps), next: localPath(queryText(req, 'next')), allowSignup: ctx.config.ALLOW_SIGNUP, ...(notice ? { notice } : {}) }),
+      signInPage(deps, {
+        csrf: preSessionToken(req, reply, deps),
+        next: localPath(queryText(req, 'next')),
+        allowSignup: ctx.config.ALLOW_SIGNUP,
+        ...(notice ? { notice } : {}),
+      }),
     );
   });
 

@@ -20,21 +20,28 @@ const SignUpForm = z.object({
   organization: z.string().trim().max(255),
 });
 
-function signUpPage(deps: WebDeps, csrf: string, values: { email?: string; organization?: string }, errors?: Record<string, string[]>): Html {
+function signUpPage(
+  deps: WebDeps,
+  csrf: string,
+  values: { email?: string; organization?: string },
+  errors?: Record<string, string[]>,
+): Html {
   return authPage(
     deps.assets,
     'Create an account',
-    html`<div class="card"><div class="card-body">
-      <h1>Create an account</h1>
-      <form method="post" action="${urls.signUp}" class="form">
-        ${csrfInput(csrf)}
-        ${field({ name: 'email', label: 'Email', type: 'email', value: values.email, required: true, autocomplete: 'username', errors })}
-        ${field({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'new-password', help: 'At least 10 characters.', errors })}
-        ${field({ name: 'organization', label: 'Organization name', value: values.organization, help: 'Optional. You can invite teammates to it later.', errors })}
-        <button type="submit" class="btn btn-primary btn-block">Create account</button>
-      </form>
-    </div></div>
-    <p class="auth-foot">Already have an account? <a href="${urls.signIn}">Sign in</a></p>`,
+    html`<div class="card">
+        <div class="card-body">
+          <h1>Create an account</h1>
+          <form method="post" action="${urls.signUp}" class="form">
+            ${csrfInput(csrf)}
+            ${field({ name: 'email', label: 'Email', type: 'email', value: values.email, required: true, autocomplete: 'username', errors })}
+            ${field({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'new-password', help: 'At least 10 characters.', errors })}
+            ${field({ name: 'organization', label: 'Organization name', value: values.organization, help: 'Optional. You can invite teammates to it later.', errors })}
+            <button type="submit" class="btn btn-primary btn-block">Create account</button>
+          </form>
+        </div>
+      </div>
+      <p class="auth-foot">Already have an account? <a href="${urls.signIn}">Sign in</a></p>`,
   );
 }
 
@@ -53,7 +60,10 @@ export function signUpRoutes(app: App, deps: WebDeps): void {
     const form = formOf(req);
     const values = { email: text(form, 'email'), organization: text(form, 'organization') };
     const csrf = preSessionToken(req, reply, deps);
-    const parsed = SignUpForm.safeParse({ ...values, password: typeof form.password === 'string' ? form.password : '' }, { error: validationMessage });
+    const parsed = SignUpForm.safeParse(
+      { ...values, password: typeof form.password === 'string' ? form.password : '' },
+      { error: validationMessage },
+    );
     if (!parsed.success) return sendHtml(reply, signUpPage(deps, csrf, values, zodIssuesToErrors(parsed.error.issues)), 422);
 
     // Sign-ups count against the address's sign-in budget, so accounts cannot be mass-created.
@@ -73,11 +83,21 @@ export function signUpRoutes(app: App, deps: WebDeps): void {
       userId = created.user_id;
     } catch (err) {
       if (err instanceof AppError && err.code === 'CONFLICT') {
-        return sendHtml(reply, signUpPage(deps, csrf, values, { email: ['An account with this email already exists. Sign in instead.'] }), 409);
+        return sendHtml(
+          reply,
+          signUpPage(deps, csrf, values, { email: ['An account with this email already exists. Sign in instead.'] }),
+          409,
+        );
       }
       throw err;
     }
-    const session = await createSession(ctx.sql, { userId, userAgent: req.headers['user-agent'], ip: req.ip, ttlHours: ctx.config.SESSION_TTL_HOURS, now });
+    const session = await createSession(ctx.sql, {
+      userId,
+      userAgent: req.headers['user-agent'],
+      ip: req.ip,
+      ttlHours: ctx.config.SESSION_TTL_HOURS,
+      now,
+    });
     setSessionCookie(reply, deps, session.token, session.expiresAt, now);
     setPreSessionCookie(reply, deps, randomToken());
     req.log.info({ userId }, 'signed up');

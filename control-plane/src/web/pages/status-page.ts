@@ -39,11 +39,19 @@ function monitorComponent(m: Monitor, days: readonly DayUptime[]): Html {
 
 function incidents(list: readonly OpenIncident[], now: Date): Html {
   if (list.length === 0) return html``;
-  return html`<div class="card"><div class="card-head"><h2>Ongoing incidents</h2></div>
+  return html`<div class="card">
+    <div class="card-head"><h2>Ongoing incidents</h2></div>
     ${list.map(
-      (i) => html`<div class="component"><div class="component-head"><strong>${i.monitor_name}</strong><span class="pill down">Down</span></div>
-        <div class="muted">Since ${timeTag(i.started_at, i.started_at.slice(0, 16).replace('T', ' ') + ' UTC')} · ${formatDuration(Math.max(0, Math.floor((now.getTime() - Date.parse(i.started_at)) / 1000)))}</div></div>`,
-    )}</div>`;
+      (i) =>
+        html`<div class="component">
+          <div class="component-head"><strong>${i.monitor_name}</strong><span class="pill down">Down</span></div>
+          <div class="muted">
+            Since ${timeTag(i.started_at, i.started_at.slice(0, 16).replace('T', ' ') + ' UTC')} ·
+            ${formatDuration(Math.max(0, Math.floor((now.getTime() - Date.parse(i.started_at)) / 1000)))}
+          </div>
+        </div>`,
+    )}
+  </div>`;
 }
 
 /** The public, read-only status page of a project: no URLs, settings or error texts, only names and states. */
@@ -60,17 +68,34 @@ export function statusPageRoutes(app: App, deps: WebDeps): void {
       heartbeats.listHeartbeats(ctx, principal, page.project_id, { page: 1, per_page: 100 }),
       openIncidents(ctx.sql, [page.project_id]),
     ]);
-    const uptime = await dailyUptime(ctx.sql, ms.items.map((m) => m.id), now, DAYS);
-    const body = html`${overall(ms.items, hs.items)}
-      ${incidents(open, now)}
-      ${ms.items.length > 0
-        ? html`<div class="card"><div class="card-head"><h2>Services</h2></div>${ms.items.map((m) => monitorComponent(m, uptime.get(m.id) ?? []))}</div>`
-        : ''}
-      ${hs.items.length > 0
-        ? html`<div class="card"><div class="card-head"><h2>Scheduled jobs</h2></div>${hs.items.map(
-            (h) => html`<div class="component"><div class="component-head"><strong>${h.name}</strong>${heartbeatPill(h.status)}</div></div>`,
-          )}</div>`
-        : ''}
+    const uptime = await dailyUptime(
+      ctx.sql,
+      ms.items.map((m) => m.id),
+      now,
+      DAYS,
+    );
+    const body = html`${overall(ms.items, hs.items)} ${incidents(open, now)}
+      ${
+        ms.items.length > 0
+          ? html`<div class="card">
+              <div class="card-head"><h2>Services</h2></div>
+              ${ms.items.map((m) => monitorComponent(m, uptime.get(m.id) ?? []))}
+            </div>`
+          : ''
+      }
+      ${
+        hs.items.length > 0
+          ? html`<div class="card">
+              <div class="card-head"><h2>Scheduled jobs</h2></div>
+              ${hs.items.map(
+                (h) =>
+                  html`<div class="component">
+                    <div class="component-head"><strong>${h.name}</strong>${heartbeatPill(h.status)}</div>
+                  </div>`,
+              )}
+            </div>`
+          : ''
+      }
       <p class="powered">Updated ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC · refreshes on its own</p>`;
     if (queryText(req, 'fragment')) return sendHtml(reply, body);
     return sendHtml(
@@ -78,8 +103,11 @@ export function statusPageRoutes(app: App, deps: WebDeps): void {
       publicPage(
         deps.assets,
         `${page.name} status`,
-        html`<div class="public-head"><h1>${page.name}</h1><span class="muted">Status</span></div>
-        <div data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</div>`,
+        html`<div class="public-head">
+            <h1>${page.name}</h1>
+            <span class="muted">Status</span>
+          </div>
+          <div data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</div>`,
         raw('<meta name="robots" content="noindex">'),
       ),
     );

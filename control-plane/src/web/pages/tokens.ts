@@ -29,41 +29,79 @@ function shownOnce(t: CreatedToken, what: string): Html {
 
 function tokenTable(pc: PageContext, tokens: readonly TokenRow[], now: Date): Html {
   if (tokens.length === 0) return html`<div class="empty"><p>No API tokens yet.</p></div>`;
-  return html`<div class="table-wrap"><table>
-    <thead><tr><th>Name</th><th>Token</th><th>Created</th><th>Last used</th><th></th></tr></thead>
-    <tbody>${tokens.map(
-      (t) => html`<tr data-token="${t.name}">
-        <td><strong>${t.name}</strong></td>
-        <td><code>${t.token_prefix}…</code></td>
-        <td class="nowrap">${timeTag(t.created_at, relativeTime(new Date(t.created_at), now))}</td>
-        <td class="nowrap">${timeTag(t.last_used_at, t.last_used_at ? relativeTime(new Date(t.last_used_at), now) : 'never')}</td>
-        <td class="right">${postButton({ action: `${urls.tokens}/${t.id}/revoke`, label: 'Revoke', csrf: pc.session.csrfToken, kind: 'danger', small: true, confirm: `Revoke “${t.name}”? Requests with it fail from now on.` })}</td>
-      </tr>`,
-    )}</tbody>
-  </table></div>`;
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Token</th>
+          <th>Created</th>
+          <th>Last used</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${tokens.map(
+          (t) =>
+            html`<tr data-token="${t.name}">
+              <td><strong>${t.name}</strong></td>
+              <td><code>${t.token_prefix}…</code></td>
+              <td class="nowrap">${timeTag(t.created_at, relativeTime(new Date(t.created_at), now))}</td>
+              <td class="nowrap">${timeTag(t.last_used_at, t.last_used_at ? relativeTime(new Date(t.last_used_at), now) : 'never')}</td>
+              <td class="right">
+                ${postButton({ action: `${urls.tokens}/${t.id}/revoke`, label: 'Revoke', csrf: pc.session.csrfToken, kind: 'danger', small: true, confirm: `Revoke “${t.name}”? Requests with it fail from now on.` })}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 function mcpCard(pc: PageContext, deps: WebDeps, token: TokenRow | undefined, created: CreatedToken | undefined, now: Date): Html {
   const csrf = pc.session.csrfToken;
   const endpoint = `${deps.ctx.config.PUBLIC_URL}/mcp`;
-  const config = JSON.stringify({ mcpServers: { uptime: { type: 'http', url: endpoint, headers: { Authorization: `Bearer ${created?.token ?? '<your MCP token>'}` } } } }, null, 2);
+  const config = JSON.stringify(
+    {
+      mcpServers: { uptime: { type: 'http', url: endpoint, headers: { Authorization: `Bearer ${created?.token ?? '<your MCP token>'}` } } },
+    },
+    null,
+    2,
+  );
   return html`<div class="card" id="mcp">
-    <div class="card-head"><h2>MCP token</h2>
-      <div class="actions">${token
-        ? html`${postButton({ action: `${urls.tokens}/mcp`, label: 'Rotate', csrf, small: true, confirm: 'Rotate the MCP token? The current one stops working at once.' })}
-          ${postButton({ action: `${urls.tokens}/mcp/revoke`, label: 'Revoke', csrf, kind: 'danger', small: true, confirm: 'Revoke the MCP token? Assistants using it lose access.' })}`
-        : postButton({ action: `${urls.tokens}/mcp`, label: 'Create MCP token', csrf, kind: 'primary', small: true })}</div>
+    <div class="card-head">
+      <h2>MCP token</h2>
+      <div class="actions">
+        ${
+          token
+            ? html`${postButton({ action: `${urls.tokens}/mcp`, label: 'Rotate', csrf, small: true, confirm: 'Rotate the MCP token? The current one stops working at once.' })}
+              ${postButton({ action: `${urls.tokens}/mcp/revoke`, label: 'Revoke', csrf, kind: 'danger', small: true, confirm: 'Revoke the MCP token? Assistants using it lose access.' })}`
+            : postButton({ action: `${urls.tokens}/mcp`, label: 'Create MCP token', csrf, kind: 'primary', small: true })
+        }
+      </div>
     </div>
     <div class="card-body">
-      <p class="muted">Lets an AI assistant read and manage your monitors and heartbeats through the MCP endpoint. It opens only <code>/mcp</code>, never the REST API, and you have at most one: creating a new one replaces it.</p>
+      <p class="muted">
+        Lets an AI assistant read and manage your monitors and heartbeats through the MCP endpoint. It opens only <code>/mcp</code>, never
+        the REST API, and you have at most one: creating a new one replaces it.
+      </p>
       ${created ? shownOnce(created, 'MCP token') : ''}
-      ${token
-        ? html`<dl class="facts"><dt>Token</dt><dd><code>${token.token_prefix}…</code></dd>
-            <dt>Created</dt><dd>${timeTag(token.created_at, relativeTime(new Date(token.created_at), now))}</dd>
-            <dt>Last used</dt><dd>${timeTag(token.last_used_at, token.last_used_at ? relativeTime(new Date(token.last_used_at), now) : 'never')}</dd></dl>`
-        : html`<p>No MCP token yet.</p>`}
-      <h3>Endpoint</h3>${copyRow(endpoint)}
-      <h3>Client configuration</h3>${snippet(config, 'mcp-config')}
+      ${
+        token
+          ? html`<dl class="facts">
+              <dt>Token</dt>
+              <dd><code>${token.token_prefix}…</code></dd>
+              <dt>Created</dt>
+              <dd>${timeTag(token.created_at, relativeTime(new Date(token.created_at), now))}</dd>
+              <dt>Last used</dt>
+              <dd>${timeTag(token.last_used_at, token.last_used_at ? relativeTime(new Date(token.last_used_at), now) : 'never')}</dd>
+            </dl>`
+          : html`<p>No MCP token yet.</p>`
+      }
+      <h3>Endpoint</h3>
+      ${copyRow(endpoint)}
+      <h3>Client configuration</h3>
+      ${snippet(config, 'mcp-config')}
     </div>
   </div>`;
 }
@@ -76,21 +114,24 @@ async function tokensPage(req: Parameters<typeof sessionOf>[0], deps: WebDeps, v
   return render(
     pc,
     html`${pageHead('API tokens', { sub: 'Tokens act as you, with your organizations and projects. Send one as Authorization: Bearer <token>.' })}
-    <div class="card">
-      <div class="card-head"><h2>API tokens</h2><a href="/docs" class="btn btn-sm">API reference</a></div>
-      <div class="card-body">
-        ${view.created ? shownOnce(view.created, 'API token') : ''}
-        <form method="post" action="${urls.tokens}" class="form">
-          ${csrfInput(pc.session.csrfToken)}
-          <div class="form-row">
-            ${field({ name: 'name', label: 'New token name', value: view.name ?? '', placeholder: 'CI pipeline', required: true, errors: view.error ? { name: [view.error] } : undefined })}
-            <div class="field"><label>&nbsp;</label><button type="submit" class="btn btn-primary">Create token</button></div>
-          </div>
-        </form>
+      <div class="card">
+        <div class="card-head">
+          <h2>API tokens</h2>
+          <a href="/docs" class="btn btn-sm">API reference</a>
+        </div>
+        <div class="card-body">
+          ${view.created ? shownOnce(view.created, 'API token') : ''}
+          <form method="post" action="${urls.tokens}" class="form">
+            ${csrfInput(pc.session.csrfToken)}
+            <div class="form-row">
+              ${field({ name: 'name', label: 'New token name', value: view.name ?? '', placeholder: 'CI pipeline', required: true, errors: view.error ? { name: [view.error] } : undefined })}
+              <div class="field"><label>&nbsp;</label><button type="submit" class="btn btn-primary">Create token</button></div>
+            </div>
+          </form>
+        </div>
+        ${tokenTable(pc, tokens, now)}
       </div>
-      ${tokenTable(pc, tokens, now)}
-    </div>
-    ${mcpCard(pc, deps, mcp, mcpCreated, now)}`,
+      ${mcpCard(pc, deps, mcp, mcpCreated, now)}`,
   );
 }
 
@@ -102,7 +143,13 @@ export function tokenRoutes(app: App, deps: WebDeps): void {
   app.post(urls.tokens, async (req, reply) => {
     const session = sessionOf(req);
     const name = text(formOf(req), 'name');
-    const invalid = !name ? 'Give the token a name, such as where it is used.' : name.length > 100 ? 'At most 100 characters.' : name.includes('\u0000') ? 'Not a valid name.' : undefined;
+    const invalid = !name
+      ? 'Give the token a name, such as where it is used.'
+      : name.length > 100
+        ? 'At most 100 characters.'
+        : name.includes('\u0000')
+          ? 'Not a valid name.'
+          : undefined;
     if (invalid) return sendHtml(reply, await tokensPage(req, deps, { name, error: invalid }), 422);
     try {
       const created = await createToken(ctx.sql, session.userId, name, 'api');
@@ -110,7 +157,8 @@ export function tokenRoutes(app: App, deps: WebDeps): void {
       // Rendered, not redirected: the token exists only in this response.
       return sendHtml(reply.header('cache-control', 'no-store'), await tokensPage(req, deps, { created }), 201);
     } catch (err) {
-      if (err instanceof AppError && err.code === 'CONFLICT') return sendHtml(reply, await tokensPage(req, deps, { name, error: err.message }), 409);
+      if (err instanceof AppError && err.code === 'CONFLICT')
+        return sendHtml(reply, await tokensPage(req, deps, { name, error: err.message }), 409);
       throw err;
     }
   });

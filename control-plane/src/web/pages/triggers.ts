@@ -7,7 +7,18 @@ import { validationMessage } from '../../platform/http/validation.ts';
 import * as integrations from '../../notifications/integrations/service.ts';
 import { ratePeriods, TriggerCreateBody, TriggerUpdateBody, type Trigger, type TriggerEventView } from '../../triggers/schemas.ts';
 import * as triggers from '../../triggers/service.ts';
-import { checkbox, copyRow, csrfInput, emptyState, field, fieldErrors, formErrorSummary, postButton, snippet, timeTag } from '../components.ts';
+import {
+  checkbox,
+  copyRow,
+  csrfInput,
+  emptyState,
+  field,
+  fieldErrors,
+  formErrorSummary,
+  postButton,
+  snippet,
+  timeTag,
+} from '../components.ts';
 import { formOf, idParam, queryText, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
@@ -16,7 +27,8 @@ import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 import { chosenIntegrations, deliveryPill, integrationChoices } from '../integration-choices.ts';
 
-const statePill = (t: Pick<Trigger, 'active'>) => (t.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`);
+const statePill = (t: Pick<Trigger, 'active'>) =>
+  t.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`;
 const limitText = (t: Pick<Trigger, 'rate_limit'>) => (t.rate_limit ? `${t.rate_limit.max} per ${t.rate_limit.per}` : 'none');
 
 interface Values {
@@ -56,47 +68,85 @@ function bodyOf(v: Values): Record<string, unknown> {
   };
 }
 
-async function triggerForm(deps: WebDeps, pc: PageContext, opts: { action: string; values: Values; errors?: Record<string, string[]>; editing: boolean; cancel: string }): Promise<Html> {
+async function triggerForm(
+  deps: WebDeps,
+  pc: PageContext,
+  opts: { action: string; values: Values; errors?: Record<string, string[]>; editing: boolean; cancel: string },
+): Promise<Html> {
   const v = opts.values;
   const e = opts.errors;
   const { items: all } = await integrations.listIntegrations(deps.ctx, pc.session.principal, pc.project!.id, { page: 1, per_page: 100 });
   const messageErrors = fieldErrors(e, 'default_message');
   return html`<form method="post" action="${opts.action}" class="form" novalidate>
-    ${csrfInput(pc.session.csrfToken)}
-    ${formErrorSummary(e, ['name', 'default_message', 'rate_limit', 'integration_ids'])}
+    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, ['name', 'default_message', 'rate_limit', 'integration_ids'])}
     ${field({ name: 'name', label: 'Name', value: v.name, required: true, placeholder: 'Deploy finished', errors: e })}
-    <div class="field${messageErrors.length ? ' invalid' : ''}"><label for="f-default_message">Default message</label>
+    <div class="field${messageErrors.length ? ' invalid' : ''}">
+      <label for="f-default_message">Default message</label>
       <textarea id="f-default_message" name="default_message" rows="3" required>${v.message}</textarea>
-      <div class="help">Sent when a call carries no message of its own.</div>${messageErrors.map((m) => html`<div class="error">${m}</div>`)}</div>
+      <div class="help">Sent when a call carries no message of its own.</div>
+      ${messageErrors.map((m) => html`<div class="error">${m}</div>`)}
+    </div>
     ${integrationChoices(all, v.integrationIds, 'Send messages to')}
     ${checkbox({ name: 'token_protected', label: 'Require a token', checked: v.protect, help: 'Calls must send it as Authorization: Bearer <token> or ?token=. It is shown once, after saving.' })}
     <div class="form-row">
       ${field({ name: 'rate_max', label: 'Rate limit (optional)', type: 'number', value: v.max, min: 1, errors: e, errorPrefix: 'rate_limit', help: 'Most calls accepted per period; empty accepts every call.' })}
-      <div class="field"><label for="f-rate_per">Per</label><select id="f-rate_per" name="rate_per">${ratePeriods.map((p) => html`<option value="${p}"${p === v.per ? html` selected` : ''}>${p}</option>`)}</select></div>
+      <div class="field">
+        <label for="f-rate_per">Per</label
+        ><select id="f-rate_per" name="rate_per">
+          ${ratePeriods.map((p) => html`<option value="${p}" ${p === v.per ? html` selected` : ''}>${p}</option>`)}
+        </select>
+      </div>
     </div>
-    <div class="actions"><button type="submit" class="btn btn-primary">${opts.editing ? 'Save changes' : 'Create trigger'}</button><a class="btn" href="${opts.cancel}">Cancel</a></div>
+    <div class="actions">
+      <button type="submit" class="btn btn-primary">${opts.editing ? 'Save changes' : 'Create trigger'}</button
+      ><a class="btn" href="${opts.cancel}">Cancel</a>
+    </div>
   </form>`;
 }
 
 function eventsTable(items: readonly TriggerEventView[], now: Date): Html {
   if (items.length === 0) return html`<div class="empty"><p>No calls yet.</p></div>`;
-  const outcome = { dispatched: html`<span class="pill up">Dispatched</span>`, paused: html`<span class="pill">Paused</span>`, no_integrations: html`<span class="pill late">No integration</span>` };
-  return html`<div class="table-wrap"><table>
-    <thead><tr><th>When</th><th>Message</th><th>Outcome</th><th>Deliveries</th></tr></thead>
-    <tbody>${items.map(
-      (ev) => html`<tr>
-        <td class="nowrap">${timeTag(ev.fired_at, relativeTime(new Date(ev.fired_at), now))}<div class="faint">${ev.source_address ?? ''}</div></td>
-        <td>${ev.message.length > 140 ? `${ev.message.slice(0, 139)}…` : ev.message}</td>
-        <td>${outcome[ev.outcome]}</td>
-        <td>${ev.deliveries.length === 0 ? html`<span class="faint">–</span>` : ev.deliveries.map((d) => html`<div>${deliveryPill(d)} ${d.integration.name}${d.last_error ? html` <span class="error-text">${d.last_error}</span>` : ''}</div>`)}</td>
-      </tr>`,
-    )}</tbody></table></div>`;
+  const outcome = {
+    dispatched: html`<span class="pill up">Dispatched</span>`,
+    paused: html`<span class="pill">Paused</span>`,
+    no_integrations: html`<span class="pill late">No integration</span>`,
+  };
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th>When</th>
+          <th>Message</th>
+          <th>Outcome</th>
+          <th>Deliveries</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${items.map(
+          (ev) =>
+            html`<tr>
+              <td class="nowrap">
+                ${timeTag(ev.fired_at, relativeTime(new Date(ev.fired_at), now))}
+                <div class="faint">${ev.source_address ?? ''}</div>
+              </td>
+              <td>${ev.message.length > 140 ? `${ev.message.slice(0, 139)}…` : ev.message}</td>
+              <td>${outcome[ev.outcome]}</td>
+              <td>
+                ${ev.deliveries.length === 0 ? html`<span class="faint">–</span>` : ev.deliveries.map((d) => html`<div>${deliveryPill(d)} ${d.integration.name}${d.last_error ? html` <span class="error-text">${d.last_error}</span>` : ''}</div>`)}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 function callExamples(t: Trigger, token: string | undefined): Html {
   const auth = t.token_protected ? ` -H "Authorization: Bearer ${token ?? '<token>'}"` : '';
-  return html`<h3>Notify URL</h3>${copyRow(t.url, 'Copy', 'trigger-url')}
-    <h3>Call it</h3>${snippet(`curl -fsS${auth} -d "message=Deploy of v1.2.3 finished" ${t.url}`)}`;
+  return html`<h3>Notify URL</h3>
+    ${copyRow(t.url, 'Copy', 'trigger-url')}
+    <h3>Call it</h3>
+    ${snippet(`curl -fsS${auth} -d "message=Deploy of v1.2.3 finished" ${t.url}`)}`;
 }
 
 /** Triggers: inbound notify URLs, their protection and limits, and what each call delivered. */
@@ -109,12 +159,29 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
     const { items } = await triggers.listEvents(ctx, principal, id, { page: 1, per_page: 25 });
     const now = ctx.now();
     const live = html`<div class="stats">
-        <div class="stat"><div class="label">Calls</div><div class="value">${t.fire_count}</div></div>
-        <div class="stat"><div class="label">Last called</div><div class="value text">${timeTag(t.last_fired_at, t.last_fired_at ? relativeTime(new Date(t.last_fired_at), now) : 'never')}</div></div>
-        <div class="stat"><div class="label">Protection</div><div class="value text">${t.token_protected ? html`token <code>${t.token_hint ?? 'none yet'}</code>` : 'open'}</div></div>
-        <div class="stat"><div class="label">Rate limit</div><div class="value text">${limitText(t)}</div></div>
+        <div class="stat">
+          <div class="label">Calls</div>
+          <div class="value">${t.fire_count}</div>
+        </div>
+        <div class="stat">
+          <div class="label">Last called</div>
+          <div class="value text">
+            ${timeTag(t.last_fired_at, t.last_fired_at ? relativeTime(new Date(t.last_fired_at), now) : 'never')}
+          </div>
+        </div>
+        <div class="stat">
+          <div class="label">Protection</div>
+          <div class="value text">${t.token_protected ? html`token <code>${t.token_hint ?? 'none yet'}</code>` : 'open'}</div>
+        </div>
+        <div class="stat">
+          <div class="label">Rate limit</div>
+          <div class="value text">${limitText(t)}</div>
+        </div>
       </div>
-      <div class="card"><div class="card-head"><h2>Calls and deliveries</h2></div>${eventsTable(items, now)}</div>`;
+      <div class="card">
+        <div class="card-head"><h2>Calls and deliveries</h2></div>
+        ${eventsTable(items, now)}
+      </div>`;
     if (queryText(req, 'fragment')) return sendHtml(reply, live);
     const pc = await pageContext(req, deps, t.name, 'triggers');
     const csrf = pc.session.csrfToken;
@@ -124,18 +191,28 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead(t.name, {
-          pill: statePill(t),
-          actions: html`<a class="btn" href="${base}/edit">Edit</a>
-            ${postButton({ action: `${base}/${t.active ? 'pause' : 'resume'}`, label: t.active ? 'Pause' : 'Resume', csrf })}
-            ${t.token_protected ? postButton({ action: `${base}/token`, label: 'New token', csrf, confirm: 'Make a new token? The current one stops working at once.' }) : ''}
-            ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete “${t.name}”? Its URL stops working.` })}`,
-        })}
-        ${token
-          ? html`<div class="secret" role="status"><strong>The trigger's token. Copy it now: it is shown only once.</strong>${copyRow(token, 'Copy', 'trigger-token')}</div>`
-          : ''}
-        <div class="card"><div class="card-body">${callExamples(t, token)}
-          <p class="faint">GET or POST; the message comes from a form field, a JSON body or the query string, else the default: “${t.default_message}”.</p></div></div>
-        <div data-live="${base}?fragment=1" data-live-every="5000">${live}</div>`,
+            pill: statePill(t),
+            actions: html`<a class="btn" href="${base}/edit">Edit</a>
+              ${postButton({ action: `${base}/${t.active ? 'pause' : 'resume'}`, label: t.active ? 'Pause' : 'Resume', csrf })}
+              ${t.token_protected ? postButton({ action: `${base}/token`, label: 'New token', csrf, confirm: 'Make a new token? The current one stops working at once.' }) : ''}
+              ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete “${t.name}”? Its URL stops working.` })}`,
+          })}
+          ${
+            token
+              ? html`<div class="secret" role="status">
+                  <strong>The trigger's token. Copy it now: it is shown only once.</strong>${copyRow(token, 'Copy', 'trigger-token')}
+                </div>`
+              : ''
+          }
+          <div class="card">
+            <div class="card-body">
+              ${callExamples(t, token)}
+              <p class="faint">
+                GET or POST; the message comes from a form field, a JSON body or the query string, else the default: “${t.default_message}”.
+              </p>
+            </div>
+          </div>
+          <div data-live="${base}?fragment=1" data-live-every="5000">${live}</div>`,
       ),
       status,
     );
@@ -152,16 +229,43 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead('Triggers', { sub: 'Inbound URLs that send a message through your integrations: deploys, scripts, anything that can call a URL.', actions: items.length ? newButton : '' })}
-        ${items.length === 0
-          ? html`<div class="card">${emptyState('No triggers yet', 'A trigger is a URL you call to send a message through your integrations.', newButton)}</div>`
-          : html`<div class="card"><div class="table-wrap"><table>
-              <thead><tr><th>Status</th><th>Trigger</th><th>Protection</th><th class="hide-sm">Rate limit</th><th class="num">Calls</th><th>Last called</th></tr></thead>
-              <tbody>${items.map(
-                (t) => html`<tr><td>${statePill(t)}</td>
-                  <td class="name"><a href="${urls.trigger(t.id)}">${t.name}</a><span class="url">${t.url}</span></td>
-                  <td>${t.token_protected ? 'token' : 'open'}</td><td class="hide-sm">${limitText(t)}</td><td class="num">${t.fire_count}</td>
-                  <td class="nowrap">${timeTag(t.last_fired_at, t.last_fired_at ? relativeTime(new Date(t.last_fired_at), now) : 'never')}</td></tr>`,
-              )}</tbody></table></div></div>`}`,
+        ${
+          items.length === 0
+            ? html`<div class="card">
+                ${emptyState('No triggers yet', 'A trigger is a URL you call to send a message through your integrations.', newButton)}
+              </div>`
+            : html`<div class="card">
+                <div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th>Status</th>
+                        <th>Trigger</th>
+                        <th>Protection</th>
+                        <th class="hide-sm">Rate limit</th>
+                        <th class="num">Calls</th>
+                        <th>Last called</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${items.map(
+                        (t) =>
+                          html`<tr>
+                            <td>${statePill(t)}</td>
+                            <td class="name"><a href="${urls.trigger(t.id)}">${t.name}</a><span class="url">${t.url}</span></td>
+                            <td>${t.token_protected ? 'token' : 'open'}</td>
+                            <td class="hide-sm">${limitText(t)}</td>
+                            <td class="num">${t.fire_count}</td>
+                            <td class="nowrap">
+                              ${timeTag(t.last_fired_at, t.last_fired_at ? relativeTime(new Date(t.last_fired_at), now) : 'never')}
+                            </td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>
+              </div>`
+        }`,
       ),
     );
   });
@@ -170,7 +274,14 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
     const pc = await pageContext(req, deps, 'New trigger', 'triggers');
     if (!pc.project) return sendHtml(reply, noProject(pc));
     const form = await triggerForm(deps, pc, { action: urls.triggers, values: valuesOf(), editing: false, cancel: urls.triggers });
-    return sendHtml(reply, render(pc, html`${pageHead('New trigger')}<div class="card"><div class="card-body">${form}</div></div>`));
+    return sendHtml(
+      reply,
+      render(
+        pc,
+        html`${pageHead('New trigger')}
+          <div class="card"><div class="card-body">${form}</div></div>`,
+      ),
+    );
   });
 
   app.post(urls.triggers, async (req, reply) => {
@@ -178,7 +289,19 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
     if (!pc.project) return sendHtml(reply, noProject(pc));
     const values = formValues(formOf(req));
     const again = async (errors: Record<string, string[]>) =>
-      sendHtml(reply, render(pc, html`${pageHead('New trigger')}<div class="card"><div class="card-body">${await triggerForm(deps, pc, { action: urls.triggers, values, errors, editing: false, cancel: urls.triggers })}</div></div>`), 422);
+      sendHtml(
+        reply,
+        render(
+          pc,
+          html`${pageHead('New trigger')}
+            <div class="card">
+              <div class="card-body">
+                ${await triggerForm(deps, pc, { action: urls.triggers, values, errors, editing: false, cancel: urls.triggers })}
+              </div>
+            </div>`,
+        ),
+        422,
+      );
     const parsed = TriggerCreateBody.safeParse({ ...bodyOf(values), project_id: pc.project.id }, { error: validationMessage });
     if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
     try {
@@ -198,8 +321,20 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
     const id = idParam(req);
     const pc = await pageContext(req, deps, 'Edit trigger', 'triggers');
     const t = await triggers.getTrigger(ctx, sessionOf(req).principal, id);
-    const form = await triggerForm(deps, pc, { action: `${urls.trigger(id)}/edit`, values: valuesOf(t), editing: true, cancel: urls.trigger(id) });
-    return sendHtml(reply, render(pc, html`${pageHead(html`Edit ${t.name}`)}<div class="card"><div class="card-body">${form}</div></div>`));
+    const form = await triggerForm(deps, pc, {
+      action: `${urls.trigger(id)}/edit`,
+      values: valuesOf(t),
+      editing: true,
+      cancel: urls.trigger(id),
+    });
+    return sendHtml(
+      reply,
+      render(
+        pc,
+        html`${pageHead(html`Edit ${t.name}`)}
+          <div class="card"><div class="card-body">${form}</div></div>`,
+      ),
+    );
   });
 
   app.post(`${urls.triggers}/:id/edit`, async (req, reply) => {
@@ -209,7 +344,19 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
     const t = await triggers.getTrigger(ctx, principal, id);
     const values = formValues(formOf(req));
     const again = async (errors: Record<string, string[]>) =>
-      sendHtml(reply, render(pc, html`${pageHead(html`Edit ${t.name}`)}<div class="card"><div class="card-body">${await triggerForm(deps, pc, { action: `${urls.trigger(id)}/edit`, values, errors, editing: true, cancel: urls.trigger(id) })}</div></div>`), 422);
+      sendHtml(
+        reply,
+        render(
+          pc,
+          html`${pageHead(html`Edit ${t.name}`)}
+            <div class="card">
+              <div class="card-body">
+                ${await triggerForm(deps, pc, { action: `${urls.trigger(id)}/edit`, values, errors, editing: true, cancel: urls.trigger(id) })}
+              </div>
+            </div>`,
+        ),
+        422,
+      );
     const parsed = TriggerUpdateBody.safeParse(bodyOf(values), { error: validationMessage });
     if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
     try {
