@@ -88,45 +88,18 @@ export async function lockHeartbeat(tx: Db, id: string, projectIds: readonly str
   return row;
 }
 
-export async function insertHeartbeat(
-  sql: Sql,
-  h: HeartbeatWrite & { project_id: string },
-  integrationIds: readonly string[],
-): Promise<string> {
-  return sql.begin(async (tx) => {
-    const values = tx(h, 'project_id', ...writeColumns);
-    const [row] = await tx<{ id: string }[]>`insert into heartbeats ${values} returning id`;
-    await linkIntegrations(tx, row!.id, integrationIds);
-    return row!.id;
-  });
+export async function insertHeartbeat(db: postgres.TransactionSql, h: HeartbeatWrite & { project_id: string }): Promise<string> {
+  const values = db(h, 'project_id', ...writeColumns);
+  const [row] = await db<{ id: string }[]>`insert into heartbeats ${values} returning id`;
+  return row!.id;
 }
 
-/** Writes the row; `integrationIds`, when given, replaces the linked integrations. */
-export async function updateHeartbeat(tx: Db, id: string, h: HeartbeatWrite, integrationIds: readonly string[] | undefined): Promise<void> {
-  await tx`update heartbeats set ${tx(h, ...writeColumns)}, updated_at = now() where id = ${id}`;
-  if (integrationIds) {
-    await tx`delete from heartbeat_integrations where heartbeat_id = ${id}`;
-    await linkIntegrations(tx, id, integrationIds);
-  }
-}
-
-async function linkIntegrations(db: Db, heartbeatId: string, integrationIds: readonly string[]): Promise<void> {
-  if (integrationIds.length === 0) return;
-  const rows = [...new Set(integrationIds)].map((integration_id) => ({ heartbeat_id: heartbeatId, integration_id }));
-  await db`insert into heartbeat_integrations ${db(rows)}`;
+export async function updateHeartbeat(db: Db, id: string, h: HeartbeatWrite): Promise<void> {
+  await db`update heartbeats set ${db(h, ...writeColumns)}, updated_at = now() where id = ${id}`;
 }
 
 export async function deleteHeartbeat(sql: Sql, id: string, projectIds: readonly string[]): Promise<boolean> {
   const rows = await sql`
     delete from heartbeats where id = ${id} and project_id = any(${sql.array([...projectIds])}::uuid[]) returning id`;
   return rows.length > 0;
-}
-
-/** The ids among `ids` that are not integrations of the project. */
-export async function foreignIntegrations(db: Db, projectId: string, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const rows = await db<{ id: string }[]>`
-    select id from integrations where project_id = ${projectId} and id = any(${db.array([...ids])}::uuid[])`;
-  const known = new Set(rows.map((r) => r.id));
-  return ids.filter((id) => !known.has(id));
 }

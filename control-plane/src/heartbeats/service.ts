@@ -1,12 +1,13 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import { requireProject, type Principal } from '../accounts/bearer.ts';
-import { AppError, notFound } from '../platform/errors.ts';
+import { notFound } from '../platform/errors.ts';
 import { recordEvent, type OutboxPublisher } from '../platform/outbox.ts';
 import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
 import { heartbeatEvent } from './events.ts';
 import { keepOrSet, stateOf, toIso } from './record.ts';
+import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import * as repo from './repo.ts';
 import type { Heartbeat, HeartbeatCreateBody, HeartbeatUpdateBody } from './schemas.ts';
 import { initialState, nextState, type ConfigChanges } from './state.ts';
@@ -43,17 +44,6 @@ function present(ctx: ApiContext, v: repo.HeartbeatView, now: Date): Heartbeat {
   };
 }
 
-async function checkIntegrations(db: repo.Db, projectId: string, ids: readonly string[] | undefined): Promise<void> {
-  if (!ids || ids.length === 0) return;
-  const foreign = new Set(await repo.foreignIntegrations(db, projectId, ids));
-  if (foreign.size === 0) return;
-  const errors: Record<string, string[]> = {};
-  ids.forEach((id, i) => {
-    if (foreign.has(id)) errors[`integration_ids.${i}`] = [`The selected integration_ids.${i} is invalid.`];
-  });
-  throw new AppError('VALIDATION', Object.values(errors)[0]![0], errors);
-}
-
 export async function listHeartbeats(ctx: ApiContext, p: Principal, projectId: string | undefined, page: PageQuery) {
   if (projectId) requireProject(p, projectId);
   const { views, total } = await repo.listHeartbeats(ctx.sql, projectId ? [projectId] : [...p.projectIds], page);
@@ -69,7 +59,7 @@ export async function getHeartbeat(ctx: ApiContext, p: Principal, id: string): P
 
 export async function createHeartbeat(ctx: ApiContext, p: Principal, body: HeartbeatCreateBody): Promise<Heartbeat> {
   requireProject(p, body.project_id);
-  await checkIntegrations(ctx.sql, body.project_id, body.integration_ids);
+  await checkIntegrationIds(ctx.sql, body.project_id, body.integration_ids);
   const explicit = body.next_ping_at ?? null;
   // Not ticked here: a next_ping_at given in the past is left for the deadline actor to find, so
   // the late and down it causes are published as events; reads already show them.
@@ -84,23 +74,24 @@ export async function createHeartbeat(ctx: ApiContext, p: Principal, body: Heart
     },
     ctx.now(),
   );
-  const id = await repo.insertHeartbeat(
-    ctx.sql,
-    {
-      project_id: body.project_id,
-      name: body.name,
-      grace_period: state.grace_period,
-      cron_schedule: state.cron_schedule,
-      timezone: state.timezone,
-      period: state.period,
-      next_ping_at: explicit ?? toIso(state.next_ping_at),
-      active: state.active,
-      status: state.status,
-      started_at: toIso(state.started_at),
-      down_since: toIso(state.down_since),
-    },
-    body.integration_ids,
-  );
+  const write = {
+    project_id: body.project_id,
+    name: body.name,
+    grace_period: state.grace_period,
+    cron_schedule: state.cron_schedule,
+    timezone: state.timezone,
+    period: state.period,
+    next_ping_at: explicit ?? toIso(state.next_ping_at),
+    active: state.active,
+    status: state.status,
+    started_at: toIso(state.started_at),
+    down_since: toIso(state.down_since),
+  };
+  const id = await ctx.sql.begin(async (tx) => {
+    const id = await repo.insertHeartbeat(tx, write);
+    await linkIntegrations(tx, { kind: 'heartbeat', id }, body.integration_ids);
+    return id;
+  });
   return getHeartbeat(ctx, p, id);
 }
 
@@ -114,7 +105,7 @@ export async function updateHeartbeat(ctx: HeartbeatContext, p: Principal, id: s
   const events = await ctx.sql.begin(async (tx) => {
     const current = await repo.lockHeartbeat(tx, id, [...p.projectIds]);
     if (!current) throw notFound();
-    await checkIntegrations(tx, current.project_id, body.integration_ids);
+    await checkIntegrationIds(tx, current.project_id, body.integration_ids);
     const changes: ConfigChanges = {
       grace_period: body.grace_period,
       cron_schedule: body.cron_schedule,
@@ -125,24 +116,20 @@ export async function updateHeartbeat(ctx: HeartbeatContext, p: Principal, id: s
     };
     const before = stateOf(current);
     const { state, effects } = nextState(before, { type: 'config', changes }, ctx.now());
-    await repo.updateHeartbeat(
-      tx,
-      id,
-      {
-        name: body.name ?? current.name,
-        grace_period: state.grace_period,
-        cron_schedule: state.cron_schedule,
-        timezone: state.timezone,
-        period: state.period,
-        next_ping_at:
-          body.next_ping_at !== undefined ? body.next_ping_at : keepOrSet(current.next_ping_at, before.next_ping_at, state.next_ping_at),
-        active: state.active,
-        status: state.status,
-        started_at: keepOrSet(current.started_at, before.started_at, state.started_at),
-        down_since: keepOrSet(current.down_since, before.down_since, state.down_since),
-      },
-      body.integration_ids,
-    );
+    await repo.updateHeartbeat(tx, id, {
+      name: body.name ?? current.name,
+      grace_period: state.grace_period,
+      cron_schedule: state.cron_schedule,
+      timezone: state.timezone,
+      period: state.period,
+      next_ping_at:
+        body.next_ping_at !== undefined ? body.next_ping_at : keepOrSet(current.next_ping_at, before.next_ping_at, state.next_ping_at),
+      active: state.active,
+      status: state.status,
+      started_at: keepOrSet(current.started_at, before.started_at, state.started_at),
+      down_since: keepOrSet(current.down_since, before.down_since, state.down_since),
+    });
+    await linkIntegrations(tx, { kind: 'heartbeat', id }, body.integration_ids);
     // The row lock claims the transition: a deadline actor waits for it, then finds the state
     // already moved, so what this change raised (late, down) is written once, here.
     const recorded: DomainEvent[] = [];

@@ -1,4 +1,4 @@
-import type { Sql } from '../platform/db/sql.ts';
+import type { Db, Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp, relativeTime } from '../platform/http/time.ts';
 import { monitorStatuses, type Monitor } from './schemas.ts';
@@ -131,53 +131,29 @@ export async function findRecord(sql: Sql, id: string, projectIds: readonly stri
 
 export type MonitorWrite = Omit<MonitorRecord, 'id' | 'status' | 'last_checked_at' | 'created_at' | 'updated_at'>;
 
-export async function insertMonitor(sql: Sql, m: MonitorWrite, integrationIds: readonly string[]): Promise<string> {
-  return sql.begin(async (tx) => {
-    const [row] = await tx<{ id: string }[]>`
-      insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
-        active, interval_seconds, timeout_seconds, regions, follow_redirects)
-      values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${tx.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
-        ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
-        ${m.regions ? tx.array(m.regions) : null}::text[], ${m.follow_redirects})
-      returning id`;
-    await linkIntegrations(tx as unknown as Sql, row!.id, integrationIds);
-    return row!.id;
-  });
+export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
+  const [row] = await db<{ id: string }[]>`
+    insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
+      active, interval_seconds, timeout_seconds, regions, follow_redirects)
+    values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
+      ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
+      ${m.regions ? db.array(m.regions) : null}::text[], ${m.follow_redirects})
+    returning id`;
+  return row!.id;
 }
 
-export async function updateMonitor(sql: Sql, id: string, m: MonitorWrite, integrationIds: readonly string[] | undefined): Promise<void> {
-  await sql.begin(async (tx) => {
-    await tx`
-      update monitors set name = ${m.name}, url = ${m.url}, method = ${m.method},
-        valid_http_codes = ${tx.array(m.valid_http_codes)}::int[], basic_auth_username = ${m.basic_auth_username},
-        basic_auth_password_sealed = ${m.basic_auth_password_sealed}, active = ${m.active},
-        interval_seconds = ${m.interval_seconds}, timeout_seconds = ${m.timeout_seconds},
-        regions = ${m.regions ? tx.array(m.regions) : null}::text[], follow_redirects = ${m.follow_redirects},
-        updated_at = now()
-      where id = ${id}`;
-    if (integrationIds) {
-      await tx`delete from monitor_integrations where monitor_id = ${id}`;
-      await linkIntegrations(tx as unknown as Sql, id, integrationIds);
-    }
-  });
-}
-
-async function linkIntegrations(sql: Sql, monitorId: string, integrationIds: readonly string[]): Promise<void> {
-  if (integrationIds.length === 0) return;
-  await sql`
-    insert into monitor_integrations ${sql([...new Set(integrationIds)].map((integration_id) => ({ monitor_id: monitorId, integration_id })))}`;
+export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promise<void> {
+  await db`
+    update monitors set name = ${m.name}, url = ${m.url}, method = ${m.method},
+      valid_http_codes = ${db.array(m.valid_http_codes)}::int[], basic_auth_username = ${m.basic_auth_username},
+      basic_auth_password_sealed = ${m.basic_auth_password_sealed}, active = ${m.active},
+      interval_seconds = ${m.interval_seconds}, timeout_seconds = ${m.timeout_seconds},
+      regions = ${m.regions ? db.array(m.regions) : null}::text[], follow_redirects = ${m.follow_redirects},
+      updated_at = now()
+    where id = ${id}`;
 }
 
 export async function deleteMonitor(sql: Sql, id: string, projectIds: readonly string[]): Promise<boolean> {
   const rows = await sql`delete from monitors where id = ${id} and project_id = any(${sql.array([...projectIds])}::uuid[]) returning id`;
   return rows.length > 0;
-}
-
-/** The ids among `ids` that are not integrations of the project. */
-export async function foreignIntegrations(sql: Sql, projectId: string, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const rows = await sql<{ id: string }[]>`
-    select id from integrations where project_id = ${projectId} and id = any(${sql.array([...ids])}::uuid[])`;
-  const known = new Set(rows.map((r) => r.id));
-  return ids.filter((id) => !known.has(id));
 }

@@ -3,20 +3,10 @@ import { requireProject, type Principal } from '../accounts/bearer.ts';
 import { AppError, notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
+import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
 import { defaultValidHttpCodes, type Monitor, type MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';
-
-async function checkIntegrations(ctx: ApiContext, projectId: string, ids: readonly string[] | undefined): Promise<void> {
-  if (!ids || ids.length === 0) return;
-  const foreign = new Set(await repo.foreignIntegrations(ctx.sql, projectId, ids));
-  if (foreign.size === 0) return;
-  const errors: Record<string, string[]> = {};
-  ids.forEach((id, i) => {
-    if (foreign.has(id)) errors[`integration_ids.${i}`] = [`The selected integration_ids.${i} is invalid.`];
-  });
-  throw new AppError('VALIDATION', Object.values(errors)[0]![0], errors);
-}
 
 export async function listMonitors(ctx: ApiContext, p: Principal, projectId: string | undefined, page: PageQuery) {
   if (projectId) requireProject(p, projectId);
@@ -32,25 +22,26 @@ export async function getMonitor(ctx: ApiContext, p: Principal, id: string): Pro
 export async function createMonitor(ctx: ApiContext, p: Principal, input: MonitorCreateBody): Promise<Monitor> {
   requireProject(p, input.project_id);
   const body = credentialsFromUrl(input);
-  await checkIntegrations(ctx, body.project_id, body.integration_ids);
-  const id = await repo.insertMonitor(
-    ctx.sql,
-    {
-      project_id: body.project_id,
-      name: body.name,
-      url: body.url,
-      method: body._method,
-      valid_http_codes: body.valid_http_codes ?? defaultValidHttpCodes,
-      basic_auth_username: body.basic_auth_username ?? null,
-      basic_auth_password_sealed: body.basic_auth_password ? seal(body.basic_auth_password, ctx.keys.checkCredentials) : null,
-      active: body.active,
-      interval_seconds: body.interval,
-      timeout_seconds: body.timeout ?? Math.min(10, body.interval),
-      regions: body.regions ?? null,
-      follow_redirects: body.follow_redirects,
-    },
-    body.integration_ids ?? [],
-  );
+  await checkIntegrationIds(ctx.sql, body.project_id, body.integration_ids);
+  const write: repo.MonitorWrite = {
+    project_id: body.project_id,
+    name: body.name,
+    url: body.url,
+    method: body._method,
+    valid_http_codes: body.valid_http_codes ?? defaultValidHttpCodes,
+    basic_auth_username: body.basic_auth_username ?? null,
+    basic_auth_password_sealed: body.basic_auth_password ? seal(body.basic_auth_password, ctx.keys.checkCredentials) : null,
+    active: body.active,
+    interval_seconds: body.interval,
+    timeout_seconds: body.timeout ?? Math.min(10, body.interval),
+    regions: body.regions ?? null,
+    follow_redirects: body.follow_redirects,
+  };
+  const id = await ctx.sql.begin(async (tx) => {
+    const id = await repo.insertMonitor(tx, write);
+    await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids ?? []);
+    return id;
+  });
   return getMonitor(ctx, p, id);
 }
 
@@ -59,7 +50,7 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
   const current = await repo.findRecord(ctx.sql, id, [...p.projectIds]);
   if (!current) throw notFound();
   const body = credentialsFromUrl(input);
-  await checkIntegrations(ctx, current.project_id, body.integration_ids);
+  await checkIntegrationIds(ctx.sql, current.project_id, body.integration_ids);
   const interval = body.interval ?? current.interval_seconds;
   if (body.timeout !== undefined && body.timeout > interval) {
     const message = 'The timeout field must not be greater than the interval.';
@@ -67,30 +58,29 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
   }
   // A shorter interval pulls a stored timeout down with it: a check never outlives its slot.
   const timeout = body.timeout ?? Math.min(current.timeout_seconds, interval);
-  await repo.updateMonitor(
-    ctx.sql,
-    id,
-    {
-      project_id: current.project_id,
-      name: body.name ?? current.name,
-      url: body.url ?? current.url,
-      method: body._method ?? current.method,
-      valid_http_codes: body.valid_http_codes ?? current.valid_http_codes,
-      basic_auth_username: body.basic_auth_username === undefined ? current.basic_auth_username : body.basic_auth_username,
-      basic_auth_password_sealed:
-        body.basic_auth_password === undefined
-          ? current.basic_auth_password_sealed
-          : body.basic_auth_password === null
-            ? null
-            : seal(body.basic_auth_password, ctx.keys.checkCredentials),
-      active: body.active ?? current.active,
-      interval_seconds: interval,
-      timeout_seconds: timeout,
-      regions: body.regions === undefined ? current.regions : body.regions,
-      follow_redirects: body.follow_redirects ?? current.follow_redirects,
-    },
-    body.integration_ids,
-  );
+  const write: repo.MonitorWrite = {
+    project_id: current.project_id,
+    name: body.name ?? current.name,
+    url: body.url ?? current.url,
+    method: body._method ?? current.method,
+    valid_http_codes: body.valid_http_codes ?? current.valid_http_codes,
+    basic_auth_username: body.basic_auth_username === undefined ? current.basic_auth_username : body.basic_auth_username,
+    basic_auth_password_sealed:
+      body.basic_auth_password === undefined
+        ? current.basic_auth_password_sealed
+        : body.basic_auth_password === null
+          ? null
+          : seal(body.basic_auth_password, ctx.keys.checkCredentials),
+    active: body.active ?? current.active,
+    interval_seconds: interval,
+    timeout_seconds: timeout,
+    regions: body.regions === undefined ? current.regions : body.regions,
+    follow_redirects: body.follow_redirects ?? current.follow_redirects,
+  };
+  await ctx.sql.begin(async (tx) => {
+    await repo.updateMonitor(tx, id, write);
+    await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids);
+  });
   return getMonitor(ctx, p, id);
 }
 

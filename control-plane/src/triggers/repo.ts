@@ -60,41 +60,28 @@ export interface TriggerWrite {
   active: boolean;
 }
 
-async function linkIntegrations(tx: Db, triggerId: string, integrationIds: readonly string[]): Promise<void> {
-  await tx`delete from trigger_integrations where trigger_id = ${triggerId}`;
-  if (integrationIds.length === 0) return;
-  await tx`insert into trigger_integrations ${tx([...new Set(integrationIds)].map((integration_id) => ({ trigger_id: triggerId, integration_id })))}`;
-}
-
 export async function insertTrigger(
-  sql: Sql,
+  db: Db,
   projectId: string,
   w: TriggerWrite,
-  integrationIds: readonly string[],
   token: { hash: Buffer; prefix: string } | null,
 ): Promise<string> {
-  return sql.begin(async (tx) => {
-    const [row] = await tx<{ id: string }[]>`
-      insert into triggers (project_id, name, default_message, token_protected, token_hash, token_prefix, rate_limit_max, rate_limit_per, active)
-      values (${projectId}, ${w.name}, ${w.default_message}, ${w.token_protected}, ${token?.hash ?? null}, ${token?.prefix ?? null},
-        ${w.rate_limit_max}, ${w.rate_limit_per}, ${w.active})
-      returning id`;
-    await linkIntegrations(tx, row!.id, integrationIds);
-    return row!.id;
-  });
+  const [row] = await db<{ id: string }[]>`
+    insert into triggers (project_id, name, default_message, token_protected, token_hash, token_prefix, rate_limit_max, rate_limit_per, active)
+    values (${projectId}, ${w.name}, ${w.default_message}, ${w.token_protected}, ${token?.hash ?? null}, ${token?.prefix ?? null},
+      ${w.rate_limit_max}, ${w.rate_limit_per}, ${w.active})
+    returning id`;
+  return row!.id;
 }
 
-export async function updateTrigger(sql: Sql, id: string, w: TriggerWrite, integrationIds: readonly string[] | undefined): Promise<void> {
-  await sql.begin(async (tx) => {
-    await tx`
-      update triggers set name = ${w.name}, default_message = ${w.default_message}, token_protected = ${w.token_protected},
-        rate_limit_max = ${w.rate_limit_max}, rate_limit_per = ${w.rate_limit_per}, active = ${w.active}, updated_at = now(),
-        -- a changed limit starts counting afresh
-        rate_window_start = case when rate_limit_max is distinct from ${w.rate_limit_max}::int
-          or rate_limit_per is distinct from ${w.rate_limit_per}::text then null else rate_window_start end
-      where id = ${id}`;
-    if (integrationIds) await linkIntegrations(tx, id, integrationIds);
-  });
+export async function updateTrigger(db: Db, id: string, w: TriggerWrite): Promise<void> {
+  await db`
+    update triggers set name = ${w.name}, default_message = ${w.default_message}, token_protected = ${w.token_protected},
+      rate_limit_max = ${w.rate_limit_max}, rate_limit_per = ${w.rate_limit_per}, active = ${w.active}, updated_at = now(),
+      -- a changed limit starts counting afresh
+      rate_window_start = case when rate_limit_max is distinct from ${w.rate_limit_max}::int
+        or rate_limit_per is distinct from ${w.rate_limit_per}::text then null else rate_window_start end
+    where id = ${id}`;
 }
 
 export async function setToken(sql: Sql, id: string, token: { hash: Buffer; prefix: string }): Promise<void> {

@@ -1,9 +1,9 @@
 import { requireProject, type Principal } from '../accounts/bearer.ts';
-import { AppError, notFound } from '../platform/errors.ts';
+import { notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
-import { foreignIntegrations } from '../notifications/integrations/repo.ts';
+import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import { deliveriesOfEvents } from '../notifications/log.ts';
 import * as repo from './repo.ts';
 import type { Trigger, TriggerCreateBody, TriggerEventView, TriggerUpdateBody } from './schemas.ts';
@@ -33,17 +33,6 @@ function present(ctx: ApiContext, r: repo.TriggerRow): Trigger {
   };
 }
 
-async function checkIntegrations(ctx: ApiContext, projectId: string, ids: readonly string[] | undefined): Promise<void> {
-  if (!ids || ids.length === 0) return;
-  const foreign = new Set(await foreignIntegrations(ctx.sql, projectId, ids));
-  if (foreign.size === 0) return;
-  const errors: Record<string, string[]> = {};
-  ids.forEach((id, i) => {
-    if (foreign.has(id)) errors[`integration_ids.${i}`] = [`The selected integration_ids.${i} is invalid.`];
-  });
-  throw new AppError('VALIDATION', Object.values(errors)[0]![0], errors);
-}
-
 export async function listTriggers(ctx: ApiContext, p: Principal, projectId: string | undefined, page: PageQuery) {
   if (projectId) requireProject(p, projectId);
   const { rows, total } = await repo.listTriggers(ctx.sql, projectId ? [projectId] : [...p.projectIds], page);
@@ -63,43 +52,41 @@ export async function getTrigger(ctx: ApiContext, p: Principal, id: string): Pro
 /** A protected trigger gets its token now; the answer is the only place it is ever shown. */
 export async function createTrigger(ctx: ApiContext, p: Principal, body: TriggerCreateBody): Promise<Trigger & { token?: string }> {
   requireProject(p, body.project_id);
-  await checkIntegrations(ctx, body.project_id, body.integration_ids);
+  await checkIntegrationIds(ctx.sql, body.project_id, body.integration_ids);
   const token = body.token_protected ? generateTriggerToken() : null;
-  const id = await repo.insertTrigger(
-    ctx.sql,
-    body.project_id,
-    {
-      name: body.name,
-      default_message: body.default_message,
-      token_protected: body.token_protected,
-      rate_limit_max: body.rate_limit?.max ?? null,
-      rate_limit_per: body.rate_limit?.per ?? null,
-      active: body.active,
-    },
-    body.integration_ids,
-    token,
-  );
+  const write = {
+    name: body.name,
+    default_message: body.default_message,
+    token_protected: body.token_protected,
+    rate_limit_max: body.rate_limit?.max ?? null,
+    rate_limit_per: body.rate_limit?.per ?? null,
+    active: body.active,
+  };
+  const id = await ctx.sql.begin(async (tx) => {
+    const id = await repo.insertTrigger(tx, body.project_id, write, token);
+    await linkIntegrations(tx, { kind: 'trigger', id }, body.integration_ids);
+    return id;
+  });
   const trigger = await getTrigger(ctx, p, id);
   return token ? { ...trigger, token: token.token } : trigger;
 }
 
 export async function updateTrigger(ctx: ApiContext, p: Principal, id: string, body: TriggerUpdateBody): Promise<Trigger> {
   const current = await findOwn(ctx, p, id);
-  await checkIntegrations(ctx, current.project_id, body.integration_ids);
+  await checkIntegrationIds(ctx.sql, current.project_id, body.integration_ids);
   const limit = body.rate_limit === undefined ? { max: current.rate_limit_max, per: current.rate_limit_per } : body.rate_limit;
-  await repo.updateTrigger(
-    ctx.sql,
-    id,
-    {
-      name: body.name ?? current.name,
-      default_message: body.default_message ?? current.default_message,
-      token_protected: body.token_protected ?? current.token_protected,
-      rate_limit_max: limit?.max ?? null,
-      rate_limit_per: limit?.per ?? null,
-      active: body.active ?? current.active,
-    },
-    body.integration_ids,
-  );
+  const write = {
+    name: body.name ?? current.name,
+    default_message: body.default_message ?? current.default_message,
+    token_protected: body.token_protected ?? current.token_protected,
+    rate_limit_max: limit?.max ?? null,
+    rate_limit_per: limit?.per ?? null,
+    active: body.active ?? current.active,
+  };
+  await ctx.sql.begin(async (tx) => {
+    await repo.updateTrigger(tx, id, write);
+    await linkIntegrations(tx, { kind: 'trigger', id }, body.integration_ids);
+  });
   return getTrigger(ctx, p, id);
 }
 
