@@ -50,14 +50,6 @@ export function streamConfigs(names: Names, opts: ProvisionOptions): StreamSpec[
       max_age: nanos(30 * DAY),
       duplicate_window: nanos(10 * 60 * 1000),
     },
-    {
-      ...base,
-      name: names.streams.notify,
-      subjects: [names.subjects.notifyAll],
-      retention: RetentionPolicy.Workqueue,
-      max_age: nanos(7 * DAY),
-      duplicate_window: nanos(10 * 60 * 1000),
-    },
   ];
 }
 

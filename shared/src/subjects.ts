@@ -7,7 +7,6 @@
  *   <ns>.results.<region>.<monitor_id>        stream <ns>_RESULTS  one message per check
  *   <ns>.pings.<partition>.<heartbeat_id>     stream <ns>_PINGS    one message per ping
  *   <ns>.events.<project_id>.<kind>           stream <ns>_EVENTS   monitor.down, heartbeat.up, ...
- *   <ns>.notify.<integration_type>            stream <ns>_NOTIFY   one delivery to one integration (work queue)
  *
  *   KV <ns>_assignments  key <region>.<monitor_id>   the monitor as an agent needs it
  *   KV <ns>_agents       key <region>.<agent_id>     agent presence (bucket TTL)
@@ -34,7 +33,6 @@ export function natsNames(namespace: string) {
       results: `${ns}_RESULTS`,
       pings: `${ns}_PINGS`,
       events: `${ns}_EVENTS`,
-      notify: `${ns}_NOTIFY`,
     },
     buckets: {
       assignments: `${ns}_assignments`,
@@ -54,8 +52,6 @@ export function natsNames(namespace: string) {
         const [subject, verb] = kind.split('.');
         return `${ns}.events.${assertToken('project id', projectId)}.${assertToken('event kind', subject ?? '')}.${assertToken('event kind', verb ?? '')}`;
       },
-      notifyAll: `${ns}.notify.>`,
-      notify: (integrationType: string) => `${ns}.notify.${assertToken('integration type', integrationType)}`,
     },
     keys: {
       assignment: (region: string, monitorId: string) => `${assertToken('region', region)}.${assertToken('monitor id', monitorId)}`,

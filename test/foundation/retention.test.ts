@@ -37,8 +37,8 @@ describe('retention of history', () => {
         insert into check_results (monitor_id, scheduled_at, region, checked_at, agent_id, ok, dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms, attempts)
         values (${monitorId}, ${daysAgo(age)}, 'local', ${daysAgo(age)}, 'a', true, 1, 1, 1, 1, 4, 1)`;
       await db.sql`
-        insert into outbox_events (project_id, kind, payload, created_at, published_at)
-        values (${ada.project_id}, 'heartbeat.down', ${db.sql.json({ age })}, ${daysAgo(age)}, ${daysAgo(age)})`;
+        insert into outbox_events (project_id, kind, payload, created_at, published_at, notified_at)
+        values (${ada.project_id}, 'heartbeat.down', ${db.sql.json({ age })}, ${daysAgo(age)}, ${daysAgo(age)}, ${daysAgo(age)})`;
       await db.sql`
         insert into deliveries (event_id, integration_id, project_id, kind, payload, status, created_at)
         values (${randomUUID()}, ${integrationId}, ${ada.project_id}, 'heartbeat.down', ${db.sql.json({ age })}, 'delivered', ${daysAgo(age)})`;
@@ -60,9 +60,13 @@ describe('retention of history', () => {
     assert.deepEqual(await ages('trigger_events', 'fired_at'), [29, 31, 89]);
   });
 
-  it('never deletes an event the outbox has not published, nor a delivery still to be sent', async () => {
+  it('never deletes an event the outbox has not published, an alert still waiting for its deliveries, nor a delivery still to be sent', async () => {
     const eventId = await idOf(db.sql`
-      insert into outbox_events (project_id, kind, payload, created_at) values (${ada.project_id}, 'heartbeat.up', '{}', ${daysAgo(400)}) returning id`);
+      insert into outbox_events (project_id, kind, payload, created_at, notified_at)
+      values (${ada.project_id}, 'heartbeat.up', '{}', ${daysAgo(400)}, ${daysAgo(400)}) returning id`);
+    const unrouted = await idOf(db.sql`
+      insert into outbox_events (project_id, kind, payload, created_at, published_at)
+      values (${ada.project_id}, 'heartbeat.up', '{}', ${daysAgo(400)}, ${daysAgo(400)}) returning id`);
     const pending: string[] = [];
     for (const status of ['pending', 'sending']) {
       pending.push(
@@ -78,6 +82,7 @@ describe('retention of history', () => {
     assert.equal(deleted['published events'], 0);
     assert.equal(deleted['finished deliveries'], 1);
     assert.equal((await db.sql`select 1 from outbox_events where id = ${eventId}`).length, 1);
+    assert.equal((await db.sql`select 1 from outbox_events where id = ${unrouted}`).length, 1);
     assert.deepEqual(
       (await db.sql<{ id: string }[]>`select id from deliveries where id = any(${pending}::uuid[]) order by id`).map((r) => r.id),
       pending.sort(),

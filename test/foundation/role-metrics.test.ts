@@ -45,7 +45,7 @@ describe('metrics and health of a process without the api role', () => {
       roles: ['deadline', 'notify'],
       port: 0,
       clock: plane.clock,
-      notify: { backoffBaseMs: 50, backoffCapMs: 50, relayEveryMs: 100 },
+      notify: { backoffBaseMs: 50, backoffCapMs: 50, pollMs: 100 },
     });
   });
 

@@ -6,7 +6,7 @@ import { startTestControlPlane, type TestControlPlane } from '../harness/control
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { startWebhookSink, type RecordedRequest, type Target } from '../harness/http.ts';
 import { eventually } from '../harness/streams.ts';
-import { botToken, byChannel, deliveryRows, domainEvent, everyChannel, publishEvent, routingKey, webhookSecret } from './helpers.ts';
+import { botToken, byChannel, deliveryRows, domainEvent, everyChannel, recordAlert, routingKey, webhookSecret } from './helpers.ts';
 import { startSmtpSink, type SmtpSink } from './smtp.ts';
 
 const json = (r: RecordedRequest) => JSON.parse(r.body);
@@ -185,7 +185,7 @@ describe('what each channel sends', () => {
     before(async () => {
       const s = await scenario('Shop team');
       const mails = smtp.messages.length;
-      await publishEvent(
+      await recordAlert(
         cp,
         domainEvent(s.projectId, {
           kind: 'monitor.down',
@@ -201,7 +201,7 @@ describe('what each channel sends', () => {
       );
       down = byChannel(await s.sink.waitForRequests(7));
       await smtp.waitForMessages(mails + 1);
-      await publishEvent(
+      await recordAlert(
         cp,
         domainEvent(s.projectId, {
           kind: 'monitor.up',
@@ -303,7 +303,7 @@ describe('what each channel sends', () => {
     before(async () => {
       const s = await scenario('Backups');
       const mails = smtp.messages.length;
-      await publishEvent(
+      await recordAlert(
         cp,
         domainEvent(s.projectId, {
           kind: 'heartbeat.down',
@@ -320,7 +320,7 @@ describe('what each channel sends', () => {
       );
       down = byChannel(await s.sink.waitForRequests(7));
       await smtp.waitForMessages(mails + 1);
-      await publishEvent(
+      await recordAlert(
         cp,
         domainEvent(s.projectId, {
           kind: 'heartbeat.up',

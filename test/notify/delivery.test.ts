@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { jetstreamManager } from '@nats-io/jetstream';
 import type { NotifyRole } from '../../control-plane/src/notifications/role.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { startTarget, startWebhookSink, type Target } from '../harness/http.ts';
-import { eventually, publishJson } from '../harness/streams.ts';
-import { deliveryRows, queueDrained, startTestNotifyRole } from './helpers.ts';
+import { eventually } from '../harness/streams.ts';
+import { deliveriesSettled, deliveryRows, startTestNotifyRole } from './helpers.ts';
 
 const BACKOFF_MS = 100;
 
@@ -19,7 +18,7 @@ describe('delivery', () => {
   let targets: Target[] = [];
 
   const startRole = async () => {
-    role = await startTestNotifyRole(cp, { backoffBaseMs: BACKOFF_MS, relayEveryMs: 100 });
+    role = await startTestNotifyRole(cp, { backoffBaseMs: BACKOFF_MS, pollMs: 100 });
     return role;
   };
   const stopRole = async () => {
@@ -79,7 +78,7 @@ describe('delivery', () => {
     const [a, b, c] = reqs.map((r) => r.at);
     assert.ok(b! - a! >= BACKOFF_MS * 0.9, `first retry after ${b! - a!} ms`);
     assert.ok(c! - b! >= 2 * BACKOFF_MS * 0.9, `second retry after ${c! - b!} ms`);
-    await queueDrained(cp);
+    await deliveriesSettled(cp);
     assert.equal(t.requests.length, 3);
   });
 
@@ -91,7 +90,7 @@ describe('delivery', () => {
     assert.equal(row!.status, 'dead');
     assert.equal(row!.attempts, 3);
     assert.match(row!.last_error!, /^HTTP 503 from /);
-    await queueDrained(cp);
+    await deliveriesSettled(cp);
     assert.equal(t.requests.length, 3);
     const log = await api('GET', `/integrations/${row!.integration_id}/deliveries`);
     assert.equal(log.body.data[0].status, 'dead');
@@ -105,7 +104,7 @@ describe('delivery', () => {
     assert.equal(row!.status, 'dead');
     assert.equal(row!.attempts, 1);
     assert.match(row!.last_error!, /HTTP 410/);
-    await queueDrained(cp);
+    await deliveriesSettled(cp);
     assert.equal(t.requests.length, 1);
   });
 
@@ -127,20 +126,29 @@ describe('delivery', () => {
     );
   });
 
-  it('acknowledges a redelivered message of a delivered delivery without sending again', async () => {
+  it('sends each delivery once with two notify processes taking from the same table', async () => {
     const t = await target();
-    const eventId = await fire([t.url]);
-    const [row] = await settled(eventId);
-    // What JetStream hands out again when a worker dies after recording the delivery, before its ack.
-    await publishJson(
-      cp.nats.nc,
-      cp.nats.names.subjects.notify('webhook'),
-      { delivery_id: row!.id, integration_id: row!.integration_id, type: 'webhook' },
-      `${row!.id}:redelivered`,
-    );
-    await eventually(async () => role!.stats().settled >= 1, 'the repeat to be settled');
-    await queueDrained(cp);
-    assert.equal(t.requests.length, 1);
+    t.respond({ status: 200, delayMs: 20 });
+    // Two sends at a time each: both processes keep coming back to the table while the other takes from it.
+    await stopRole();
+    role = await startTestNotifyRole(cp, { backoffBaseMs: BACKOFF_MS, pollMs: 100, concurrency: 2 });
+    const second = await startTestNotifyRole(cp, { backoffBaseMs: BACKOFF_MS, pollMs: 100, concurrency: 2 });
+    try {
+      const urls = Array.from({ length: 20 }, (_, i) => `${t.url}/${i}`);
+      const eventId = await fire(urls);
+      await settled(eventId, 20);
+      await deliveriesSettled(cp);
+      const keys = t.requests.map((r) => String(r.headers['idempotency-key']));
+      assert.equal(keys.length, 20);
+      assert.equal(new Set(keys).size, 20);
+      assert.equal(role!.stats().delivered + second.stats().delivered, 20);
+      assert.deepEqual(
+        (await deliveryRows(cp, eventId)).map((r) => r.attempts),
+        Array(20).fill(1),
+      );
+    } finally {
+      await second.stop();
+    }
   });
 
   it('sends each delivery once when the role is stopped mid-delivery and started again', async () => {
@@ -153,7 +161,7 @@ describe('delivery', () => {
     await startRole();
     await settled(eventId, 3);
     await settled(whileStopped, 1);
-    await queueDrained(cp);
+    await deliveriesSettled(cp);
     const keys = t.requests.map((r) => String(r.headers['idempotency-key']));
     assert.equal(keys.length, 4);
     assert.equal(new Set(keys).size, 4);
@@ -179,7 +187,7 @@ describe('delivery', () => {
     assert.equal(done!.attempts, 2);
   });
 
-  it('queues deliveries that were committed but never published', async () => {
+  it('sends a delivery committed while no worker ran', async () => {
     const t = await target();
     const eventId = await fire([t.url]);
     const [sent] = await settled(eventId);
@@ -193,23 +201,25 @@ describe('delivery', () => {
     assert.equal(reqs[1]!.headers['idempotency-key'], copy!.id);
     await eventually(
       async () => (await cp.db.sql`select 1 from deliveries where id = ${copy!.id} and status = 'delivered'`).length === 1,
-      'the relayed delivery',
+      'the delivery made while no worker ran',
     );
   });
 
-  it('queues again, within a minute, a delivery whose message left the work queue unsent (a consumer skipping it after a leader change)', async () => {
+  it('sends a delivery whose wake-up never came, on its next look at the table', async () => {
     const t = await target();
-    await stopRole();
     const eventId = await fire([t.url]);
-    const [row] = await deliveryRows(cp, eventId);
-    // The message, published with the delivery id inside the duplicate window, is gone unsent.
-    await (await jetstreamManager(cp.nats.nc)).streams.purge(cp.nats.names.streams.notify);
-    await cp.db.sql`update deliveries set next_attempt_at = now() - interval '2 minutes' where id = ${row!.id} and queued_at is not null`;
-    await startRole();
-    const [req] = await t.waitForRequests(1);
-    assert.equal(req!.headers['idempotency-key'], row!.id);
-    const [done] = await settled(eventId);
-    assert.equal(done!.status, 'delivered');
+    const [sent] = await settled(eventId);
+    // Inserted with triggers off: no pg_notify, as if the notification was lost with a connection.
+    const [copy] = await cp.db.sql.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`;
+      return tx<{ id: string }[]>`
+        insert into deliveries (event_id, integration_id, project_id, trigger_id, kind, payload)
+        select gen_random_uuid(), integration_id, project_id, trigger_id, kind, payload from deliveries where id = ${sent!.id}
+        returning id`;
+    });
+    const reqs = await t.waitForRequests(2);
+    assert.equal(reqs[1]!.headers['idempotency-key'], copy!.id);
+    const [done] = await cp.db.sql<{ status: string; attempts: number }[]>`select status, attempts from deliveries where id = ${copy!.id}`;
     assert.equal(done!.attempts, 1);
   });
 

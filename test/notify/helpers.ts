@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { jetstreamManager } from '@nats-io/jetstream';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
-import { EVENTS_CONSUMER } from '../../control-plane/src/notifications/events.ts';
 import { startNotifyRole, type NotifyRole, type NotifyTuning } from '../../control-plane/src/notifications/role.ts';
-import { WORKER_CONSUMER } from '../../control-plane/src/notifications/worker.ts';
+import { recordEvent } from '../../control-plane/src/platform/outbox.ts';
 import type { Call } from '../harness/api.ts';
 import type { RecordedRequest } from '../harness/http.ts';
 import type { TestControlPlane } from '../harness/control-plane.ts';
 import { quietLog } from '../harness/db.ts';
-import { eventually, publishJson } from '../harness/streams.ts';
+import { eventually } from '../harness/streams.ts';
 
 export const botToken = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
 export const routingKey = 'R0123456789abcdefghijklmnopqrstu';
@@ -64,40 +62,37 @@ export function domainEvent(projectId: string, e: Pick<DomainEvent, 'kind' | 'su
   return { id: randomUUID(), occurred_at: e.occurred_at ?? new Date().toISOString(), project_id: projectId, ...e };
 }
 
-export async function publishEvent(cp: TestControlPlane, event: DomainEvent, msgId = event.id): Promise<void> {
-  await publishJson(cp.nats.nc, cp.nats.names.subjects.event(event.project_id, event.kind), event, msgId);
+/** Records an event in the outbox, as a state change's transaction does: the notify role routes it from there. */
+export async function recordAlert(cp: TestControlPlane, event: DomainEvent): Promise<void> {
+  await cp.db.sql.begin((tx) => recordEvent(tx, event));
 }
 
-/** A notify role of its own on the control plane's database and NATS, tuned for tests. */
+/** A notify role of its own on the control plane's database, tuned for tests. */
 export function startTestNotifyRole(cp: TestControlPlane, tuning: NotifyTuning = {}): Promise<NotifyRole> {
   return startNotifyRole({
     sql: cp.db.sql,
-    nc: cp.nats.nc,
-    names: cp.nats.names,
     log: quietLog,
     config: cp.config,
     keys: cp.cp.keys,
+    pollMs: 200,
     ...tuning,
   });
 }
 
-/** Resolves once the notify role has read every event published so far. */
-export async function eventsRead(cp: TestControlPlane): Promise<void> {
-  const jsm = await jetstreamManager(cp.nats.nc);
+/** Resolves once every alert event recorded so far has its deliveries. */
+export async function alertsRouted(cp: TestControlPlane): Promise<void> {
   await eventually(async () => {
-    const info = await jsm.consumers.info(cp.nats.names.streams.events, EVENTS_CONSUMER);
-    return info.num_pending === 0 && info.num_ack_pending === 0;
-  }, 'the events to be read');
+    const [row] = await cp.db.sql<{ n: number }[]>`select count(*)::int as n from outbox_events where notified_at is null`;
+    return row!.n === 0;
+  }, 'the alert events to be routed');
 }
 
-/** Resolves once the NOTIFY work queue holds nothing: every delivery message was acknowledged or ended. */
-export async function queueDrained(cp: TestControlPlane): Promise<void> {
-  const jsm = await jetstreamManager(cp.nats.nc);
+/** Resolves once no delivery waits or is being sent: each one delivered or dead. */
+export async function deliveriesSettled(cp: TestControlPlane): Promise<void> {
   await eventually(async () => {
-    const info = await jsm.consumers.info(cp.nats.names.streams.notify, WORKER_CONSUMER);
-    const stream = await jsm.streams.info(cp.nats.names.streams.notify);
-    return info.num_pending === 0 && info.num_ack_pending === 0 && stream.state.messages === 0;
-  }, 'the NOTIFY queue to drain');
+    const [row] = await cp.db.sql<{ n: number }[]>`select count(*)::int as n from deliveries where status in ('pending', 'sending')`;
+    return row!.n === 0;
+  }, 'every delivery to settle');
 }
 
 export async function deliveryRows(cp: TestControlPlane, eventId: string) {

@@ -238,7 +238,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
   const pipelineBacklog = async (): Promise<string | undefined> => {
     const jsm = await jetstreamManager(dep.nc);
     const streams = dep.names.streams;
-    for (const stream of [streams.pings, streams.results, streams.events, streams.notify]) {
+    for (const stream of [streams.pings, streams.results, streams.events]) {
       for await (const c of jsm.consumers.list(stream)) {
         const n = c.num_pending + c.num_ack_pending;
         if (n > 0) return `${n} messages pending on ${stream} (${c.name})`;
@@ -246,6 +246,8 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
     }
     const [outbox] = await db<{ n: number }[]>`select count(*)::int as n from outbox_events where published_at is null`;
     if (outbox!.n > 0) return `${outbox!.n} events not yet published`;
+    const [unrouted] = await db<{ n: number }[]>`select count(*)::int as n from outbox_events where notified_at is null`;
+    if (unrouted!.n > 0) return `${unrouted!.n} alert events without their deliveries yet`;
     const [deliveries] = await db<{ n: number }[]>`select count(*)::int as n from deliveries where status in ('pending', 'sending')`;
     if (deliveries!.n > 0) return `${deliveries!.n} deliveries not yet sent`;
     const buffered = await agentsBuffered();

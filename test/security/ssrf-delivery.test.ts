@@ -247,13 +247,11 @@ describe('blocked deliveries through the control plane', () => {
     sink = await startWebhookSink();
     role = await startNotifyRole({
       sql: cp.db.sql,
-      nc: cp.nats.nc,
-      names: cp.nats.names,
       log: quietLog,
       config: cp.config,
       keys: cp.cp.keys,
       backoffBaseMs: 50,
-      relayEveryMs: 100,
+      pollMs: 100,
     });
   });
   after(async () => {

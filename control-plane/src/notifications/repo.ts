@@ -10,15 +10,6 @@ export interface NewDelivery {
   payload: Notification;
 }
 
-export interface QueuedDelivery {
-  id: string;
-  integration_id: string;
-  type: IntegrationType;
-  attempts: number;
-  /** When its last message was published (microseconds since the epoch); null when none was. */
-  queued_us: string | null;
-}
-
 /** Inserts deliveries; a pair (event, integration) that already has one is skipped, so a replayed event adds nothing. */
 export async function insertDeliveries(
   tx: Db,
@@ -74,42 +65,19 @@ export async function markNotified(db: Db, eventIds: readonly string[]): Promise
   await db`update outbox_events set notified_at = now() where id = any(${arrayLiteral(eventIds)}::uuid[]) and notified_at is null`;
 }
 
-/** Alert events published at least `lostAfterMs` ago, within the last day, whose deliveries were never made. */
-export async function unnotifiedEvents(sql: Sql, lostAfterMs: number, limit = 200): Promise<{ id: string; payload: unknown }[]> {
-  return sql<{ id: string; payload: unknown }[]>`
-    select id, payload from outbox_events
-    where notified_at is null and created_at > now() - interval '1 day'
-      and published_at < now() - ${lostAfterMs} * interval '1 millisecond'
-    order by created_at
-    limit ${limit}`;
-}
-
-export async function markQueued(sql: Sql, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await sql`update deliveries set queued_at = now() where id = any(${sql.array([...ids])}::uuid[])`;
-}
-
 /**
- * Deliveries whose NOTIFY message may not exist: never published (a crash after the commit), or
- * overdue by `lostAfterMs` (a message lost with a stream, or a worker that died holding a claim).
+ * Takes the oldest alert events still waiting for their deliveries, for this transaction: rows
+ * another router holds are skipped, so routers share the backlog without waiting on each other,
+ * and a router that dies mid-way leaves its rows to the next. `skip`: events whose routing failed
+ * a moment ago, left for a later look.
  */
-export async function unqueued(sql: Sql, lostAfterMs: number, limit = 500): Promise<QueuedDelivery[]> {
-  return sql<QueuedDelivery[]>`
-    select d.id, d.integration_id, i.type, d.attempts, (extract(epoch from d.queued_at) * 1000000)::bigint::text as queued_us
-    from deliveries d join integrations i on i.id = d.integration_id
-    where (d.status = 'pending' and (d.queued_at is null or d.next_attempt_at < now() - ${lostAfterMs} * interval '1 millisecond'))
-       or (d.status = 'sending' and d.claimed_until < now() - ${lostAfterMs} * interval '1 millisecond')
-    order by d.next_attempt_at
-    limit ${limit}`;
-}
-
-/** The message of a rescued delivery goes out again; its schedule moves so it is not rescued twice at once. */
-export async function requeued(sql: Sql, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await sql`
-    update deliveries set queued_at = now(), next_attempt_at = greatest(next_attempt_at, now()),
-      claimed_until = case when status = 'sending' then now() else claimed_until end
-    where id = any(${sql.array([...ids])}::uuid[])`;
+export async function claimAlerts(tx: Db, limit: number, skip: readonly string[] = []): Promise<{ id: string; payload: unknown }[]> {
+  return tx<{ id: string; payload: unknown }[]>`
+    select id, payload from outbox_events
+    where notified_at is null ${skip.length > 0 ? tx`and id <> all(${arrayLiteral(skip)}::uuid[])` : tx``}
+    order by created_at
+    limit ${limit}
+    for update skip locked`;
 }
 
 export interface Claimed {
@@ -124,29 +92,26 @@ export interface Claimed {
   secrets_sealed: string | null;
 }
 
-export type Claim = { kind: 'claimed'; delivery: Claimed } | { kind: 'settled' } | { kind: 'wait'; ms: number };
-
 /**
- * Takes a delivery for one attempt with a conditional update: only a pending delivery that is due,
- * or one whose previous claim ran out (its worker died), can be taken. A delivered or dead one is
- * settled: its message is acknowledged without sending again.
+ * Takes up to `limit` deliveries for one attempt each: pending ones that are due, and ones whose
+ * claim ran out (their worker died while sending), oldest first. Rows other workers are taking
+ * are skipped; a taken row is `sending` until `leaseMs` from now, so no other worker takes it
+ * again meanwhile, and a delivered or dead one is never taken.
  */
-export async function claim(sql: Sql, id: string, leaseMs: number): Promise<Claim> {
-  const [row] = await sql<Claimed[]>`
+export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promise<Claimed[]> {
+  return sql<Claimed[]>`
     update deliveries d set status = 'sending', attempts = d.attempts + 1, updated_at = now(),
       claimed_until = now() + ${leaseMs} * interval '1 millisecond'
-    from integrations i
-    where d.id = ${id} and i.id = d.integration_id
-      and ((d.status = 'pending' and d.next_attempt_at <= now()) or (d.status = 'sending' and d.claimed_until < now()))
+    from (
+      select id from deliveries
+      where (status = 'pending' and next_attempt_at <= now()) or (status = 'sending' and claimed_until < now())
+      order by next_attempt_at
+      limit ${limit}
+      for update skip locked
+    ) due, integrations i
+    where d.id = due.id and i.id = d.integration_id
     returning d.id, d.attempts, d.payload, d.integration_id, i.name as integration_name, i.type as integration_type,
       i.active as integration_active, i.config, i.secrets_sealed`;
-  if (row) return { kind: 'claimed', delivery: row };
-  const [state] = await sql<{ status: string; wait_ms: number }[]>`
-    select status, greatest(0, ceil(extract(epoch from (
-      case when status = 'sending' then claimed_until else next_attempt_at end - now())) * 1000))::int as wait_ms
-    from deliveries where id = ${id}`;
-  if (!state || state.status === 'delivered' || state.status === 'dead') return { kind: 'settled' };
-  return { kind: 'wait', ms: state.wait_ms };
 }
 
 /** last_error stays: a delivery that needed retries shows what went wrong before. */
@@ -175,7 +140,7 @@ export async function recordTestDelivery(
   d: { id: string; integration_id: string; project_id: string; payload: Notification; error: string | null },
 ): Promise<void> {
   await sql`
-    insert into deliveries (id, event_id, integration_id, project_id, kind, payload, status, attempts, last_error, delivered_at, queued_at)
+    insert into deliveries (id, event_id, integration_id, project_id, kind, payload, status, attempts, last_error, delivered_at)
     values (${d.id}, ${d.payload.id}, ${d.integration_id}, ${d.project_id}, ${d.payload.event}, ${sql.json(d.payload as never)},
-      ${d.error === null ? 'delivered' : 'dead'}, 1, ${d.error}, ${d.error === null ? sql`now()` : null}, now())`;
+      ${d.error === null ? 'delivered' : 'dead'}, 1, ${d.error}, ${d.error === null ? sql`now()` : null})`;
 }

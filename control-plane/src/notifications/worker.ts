@@ -1,32 +1,26 @@
-import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
-import { durableConsumer } from '../platform/nats/durable.ts';
-import { NotifyJob } from '../../../shared/src/contracts/notify.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { Metrics } from '../../../shared/src/metrics.ts';
-import type { NatsConnection } from '../../../shared/src/nats.ts';
-import type { Names } from '../../../shared/src/subjects.ts';
 import type { Sql } from '../platform/db/sql.ts';
-import type { Channels } from './channels/index.ts';
-import { storedSettings } from './integrations/config.ts';
+import { listenForWork } from '../platform/db/wakeup.ts';
 import { afterFailure, type Backoff } from './backoff.ts';
+import type { Channels } from './channels/index.ts';
 import { asDeliveryError, DeliveryError, scrub } from './errors.ts';
-import { claim, markDead, markDelivered, markRetry, type Claimed } from './repo.ts';
-
-export const WORKER_CONSUMER = 'notify';
+import { storedSettings } from './integrations/config.ts';
+import { claimDue, markDead, markDelivered, markRetry, type Claimed } from './repo.ts';
 
 export interface WorkerOptions {
   sql: Sql;
-  nc: NatsConnection;
-  names: Names;
   log: Logger;
   integrationSecrets: Buffer;
   channels: Channels;
   maxAttempts: number;
   backoff: Backoff;
-  /** How long a claim (and the message's ack wait) lasts: longer than any one send. */
+  /** How long a claim lasts: longer than any one send. A worker that dies holding one frees it then. */
   leaseMs: number;
+  /** Sends in flight at most. */
   concurrency: number;
+  /** How often the table is looked at without a wake-up. */
+  pollMs: number;
   /** Counts each outcome by channel (`uptime_notify_deliveries_total`). */
   metrics?: Pick<Metrics, 'notifyDeliveries'>;
 }
@@ -35,31 +29,44 @@ export interface WorkerStats {
   delivered: number;
   retried: number;
   dead: number;
-  settled: number;
-  invalid: number;
+  /** Outcomes that could not be recorded (the database away): the claim runs out and the delivery is tried again. */
+  unrecorded: number;
+}
+
+/** Tries to record an outcome for a few seconds: a lost record means the delivery is sent again. */
+async function record(write: () => Promise<void>, log: Logger): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await write();
+      return true;
+    } catch (err) {
+      if (attempt >= 5) {
+        log.error({ err }, 'delivery outcome not recorded; it will be tried again once its claim runs out');
+        return false;
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
 }
 
 /**
- * The NOTIFY work queue: one message per delivery. Each message claims its delivery row, sends
- * once, records the outcome, then acknowledges (delivered, dead) or hands the message back with
- * the back-off as its delay (nak). A redelivered message whose delivery is already settled is
- * acknowledged without sending.
+ * The delivery workers of one process: the deliveries table is the queue. Due deliveries are
+ * claimed in batches (a conditional update that skips rows other workers hold), each is sent once
+ * per claim and its outcome recorded: delivered, dead, or pending again after the back-off.
+ * Inserted deliveries wake the workers (a trigger's pg_notify); a retry wakes the process that
+ * scheduled it when it is due; everything else is found by looking every `pollMs`.
  */
-export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop(): Promise<void>; stats(): WorkerStats }> {
+export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void>; stats(): WorkerStats } {
   const log = opts.log.child({ component: 'notify-worker' });
-  const consumer = await durableConsumer(opts.nc, opts.names.streams.notify, {
-    durable_name: WORKER_CONSUMER,
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: nanos(opts.leaseMs),
-    max_ack_pending: 10_000,
-  });
-  const counters: WorkerStats = { delivered: 0, retried: 0, dead: 0, settled: 0, invalid: 0 };
+  const counters: WorkerStats = { delivered: 0, retried: 0, dead: 0, unrecorded: 0 };
+  const wakeup = listenForWork(opts.sql, 'deliveries_due', log);
+  const retryTimers = new Set<NodeJS.Timeout>();
   const outcome = (d: Claimed, status: 'delivered' | 'retried' | 'dead') => {
     counters[status]++;
     opts.metrics?.notifyDeliveries.inc({ channel: d.integration_type, status });
   };
 
-  const attempt = async (msg: JsMsg, d: Claimed) => {
+  const attempt = async (d: Claimed) => {
     const dlog = log.child({ deliveryId: d.id, integrationId: d.integration_id, type: d.integration_type, attempt: d.attempts });
     let secrets: string[] = [];
     try {
@@ -78,61 +85,28 @@ export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop()
       const error = scrub(failure.message, secrets);
       const next = afterFailure(d.attempts, opts.maxAttempts, failure, opts.backoff);
       if (next.kind === 'dead') {
-        await markDead(opts.sql, d.id, d.attempts, error);
-        // No reason text: nats-server 2.9 ignores a +TERM that carries one.
-        msg.term();
+        if (!(await record(() => markDead(opts.sql, d.id, d.attempts, error), dlog))) return void counters.unrecorded++;
         outcome(d, 'dead');
         dlog.warn({ error, permanent: failure.permanent }, 'delivery dead');
       } else {
-        await markRetry(opts.sql, d.id, d.attempts, error, next.delayMs);
-        msg.nak(next.delayMs);
+        if (!(await record(() => markRetry(opts.sql, d.id, d.attempts, error, next.delayMs), dlog))) return void counters.unrecorded++;
         outcome(d, 'retried');
         dlog.info({ error, delayMs: next.delayMs }, 'delivery failed; retrying');
+        const timer = setTimeout(() => {
+          retryTimers.delete(timer);
+          wakeup.wake();
+        }, next.delayMs);
+        retryTimers.add(timer);
       }
       return;
     }
-    // Sent: if recording fails now, the message comes back after the lease and may send again.
-    await markDelivered(opts.sql, d.id);
-    msg.ack();
+    // Sent: if the outcome cannot be recorded, the claim runs out and the delivery may be sent again.
+    if (!(await record(() => markDelivered(opts.sql, d.id), dlog))) return void counters.unrecorded++;
     outcome(d, 'delivered');
     dlog.info('delivered');
   };
 
-  const handle = async (msg: JsMsg) => {
-    let job: NotifyJob;
-    try {
-      job = NotifyJob.parse(msg.json());
-    } catch {
-      counters.invalid++;
-      log.warn({ subject: msg.subject, seq: msg.seq }, 'invalid notify message terminated');
-      msg.term();
-      return;
-    }
-    try {
-      const c = await claim(opts.sql, job.delivery_id, opts.leaseMs);
-      if (c.kind === 'settled') {
-        counters.settled++;
-        msg.ack();
-      } else if (c.kind === 'wait') {
-        msg.nak(Math.max(50, c.ms));
-      } else {
-        await attempt(msg, c.delivery);
-      }
-    } catch (err) {
-      log.error({ err, deliveryId: job.delivery_id }, 'delivery bookkeeping failed; the message comes back later');
-      // In a few seconds, not after the whole ack wait (the lease, a minute): the database was
-      // away, most likely. A claim taken before the failure still holds off a second send.
-      try {
-        msg.nak(5_000);
-      } catch {
-        // NATS away as well: the ack wait brings it back.
-      }
-    }
-  };
-
   let stopped = false;
-  // The pull in progress, ended by stop() so that stopping does not wait out its expiry.
-  let pulling: ConsumerMessages | undefined;
   const inFlight = new Set<Promise<void>>();
   const loop = (async () => {
     while (!stopped) {
@@ -141,18 +115,22 @@ export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop()
         await Promise.race(inFlight);
         continue;
       }
+      let claimed: Claimed[];
       try {
-        const iter = await consumer.fetch({ max_messages: room, expires: 1_000 });
-        pulling = iter;
-        for await (const m of iter) {
-          const p: Promise<void> = handle(m).finally(() => inFlight.delete(p));
-          inFlight.add(p);
-        }
+        claimed = await claimDue(opts.sql, room, opts.leaseMs);
       } catch (err) {
-        if (stopped) break;
-        log.warn({ err }, 'fetching deliveries failed; retrying');
-        await new Promise((r) => setTimeout(r, 1_000));
+        log.warn({ err }, 'claiming deliveries failed; trying again');
+        await wakeup.wait(opts.pollMs);
+        continue;
       }
+      for (const d of claimed) {
+        const p: Promise<void> = attempt(d)
+          .catch((err: unknown) => log.error({ err, deliveryId: d.id }, 'delivery attempt failed'))
+          .finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
+      // A full batch: more may be due at once.
+      if (claimed.length < room && !stopped) await wakeup.wait(opts.pollMs);
     }
     await Promise.allSettled([...inFlight]);
   })();
@@ -161,7 +139,9 @@ export async function startDeliveryWorker(opts: WorkerOptions): Promise<{ stop()
     stats: () => ({ ...counters }),
     async stop() {
       stopped = true;
-      pulling?.stop();
+      for (const t of retryTimers) clearTimeout(t);
+      retryTimers.clear();
+      await wakeup.close();
       await loop;
     },
   };

@@ -92,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     markRefusals(scope, ['PUT', 'PATCH', 'DELETE']);
     await pingEdgeRoutes(scope, ctx);
   });
-  await app.register((scope: App) => notifyUrlRoutes(scope, { ...ctx, names: natsNames(deps.config.NATS_NAMESPACE), outbox }));
+  await app.register((scope: App) => notifyUrlRoutes(scope, { ...ctx, outbox }));
   const auth = createAuthenticator({ sql: deps.sql, log: deps.log, kind: 'api' });
   const limiter = createRateLimiter({ perMinute: deps.config.API_RATE_LIMIT });
   app.addHook('onClose', () => auth.stop());

@@ -117,7 +117,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       stops.push(deadline.stop);
     }
     if (opts.roles.includes('notify')) {
-      const notify = await startNotifyRole({ sql: opts.sql, nc: opts.nc, names, log, config, keys, metrics, ...opts.notify });
+      const notify = await startNotifyRole({ sql: opts.sql, log, config, keys, metrics, ...opts.notify });
       stops.push(notify.stop);
     }
 

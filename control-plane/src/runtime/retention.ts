@@ -13,7 +13,7 @@ export interface RetentionDays {
 
 /**
  * What is deleted, each kind by its own age column: raw check results; events once published
- * (never one the outbox still has to publish); deliveries once delivered or dead (never one still
+ * and routed (never one the outbox still has to publish, nor an alert still waiting for its deliveries); deliveries once delivered or dead (never one still
  * pending or being sent); trigger calls. A delivery row is also what makes an event's
  * notifications idempotent: it must outlive the event in EVENTS (30 days), which the setting's
  * lower bound guarantees.
@@ -31,7 +31,7 @@ const kinds = [
     days: (d: RetentionDays) => d.history,
     chunk: (sql: Sql, cutoff: string) => sql`
       delete from outbox_events where ctid = any(array(
-        select ctid from outbox_events where created_at < ${cutoff} and published_at is not null limit ${CHUNK}))`,
+        select ctid from outbox_events where created_at < ${cutoff} and published_at is not null and notified_at is not null limit ${CHUNK}))`,
   },
   {
     what: 'finished deliveries',

@@ -1,21 +1,16 @@
 import type { Notification } from '../../../shared/src/contracts/notify.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
-import type { NatsConnection } from '../../../shared/src/nats.ts';
-import type { Names } from '../../../shared/src/subjects.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { AppError, notFound } from '../platform/errors.ts';
 import { recordEvent, type OutboxPublisher } from '../platform/outbox.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
-import { enqueue } from '../notifications/queue.ts';
-import { insertDeliveries } from '../notifications/repo.ts';
+import { deliveriesForTriggerCall } from '../notifications/deliveries.ts';
 import * as repo from './repo.ts';
 import { MAX_MESSAGE } from './schemas.ts';
 import { tokenMatches } from './token.ts';
 
 export interface FireDeps {
   sql: Sql;
-  nc: NatsConnection;
-  names: Names;
   log: Logger;
   /** Publishes the trigger.fired event at once; without it, the outbox relay does later. */
   outbox?: Pick<OutboxPublisher, 'publish'> | undefined;
@@ -90,17 +85,12 @@ export async function fireTrigger(deps: FireDeps, call: FireCall): Promise<Fired
       subject,
       data: {},
     };
-    const inserted = await insertDeliveries(
-      tx,
-      integrations.map((i) => ({
-        event_id: event.id,
-        integration_id: i.id,
-        project_id: target.project_id,
-        trigger_id: target.id,
-        kind: 'trigger.fired',
-        payload,
-      })),
-    );
+    await deliveriesForTriggerCall(tx, {
+      triggerId: target.id,
+      projectId: target.project_id,
+      notification: payload,
+      integrationIds: integrations.map((i) => i.id),
+    });
     const domainEvent = await recordEvent(tx, {
       id: event.id,
       kind: 'trigger.fired',
@@ -109,16 +99,13 @@ export async function fireTrigger(deps: FireDeps, call: FireCall): Promise<Fired
       subject,
       data: { message, outcome, integrations: integrations.length },
     });
-    const typeOf = new Map(integrations.map((i) => [i.id, i.type]));
-    const jobs = inserted.map((d) => ({ id: d.id, integration_id: d.integration_id, type: typeOf.get(d.integration_id)! }));
-    return { fired: { event_id: event.id, integrations: integrations.length, outcome }, jobs, domainEvent };
+    return { fired: { event_id: event.id, integrations: integrations.length, outcome }, domainEvent };
   });
 
   if ('limited' in result) {
     if (result.limited === undefined) throw notFound();
     throw new AppError('RATE_LIMITED', undefined, undefined, { 'retry-after': String(result.limited) });
   }
-  await enqueue(deps, result.jobs);
   if (deps.outbox) {
     await deps.outbox.publish([result.domainEvent]).catch((err: unknown) => deps.log.warn({ err }, 'trigger.fired not published yet'));
   }

@@ -5,19 +5,6 @@ export const IntegrationType = z.enum(integrationTypes);
 export type IntegrationType = z.infer<typeof IntegrationType>;
 
 /**
- * One delivery to one integration: published on `<ns>.notify.<integration_type>` (stream
- * `<ns>_NOTIFY`, work queue) with `Nats-Msg-Id` = `delivery_id`. The delivery row in Postgres holds
- * the content, the attempts and the outcome; the message only names it, so no secret and no
- * message text crosses NATS, and a redelivered message is recognised by its row.
- */
-export const NotifyJob = z.object({
-  delivery_id: z.uuid(),
-  integration_id: z.uuid(),
-  type: IntegrationType,
-});
-export type NotifyJob = z.infer<typeof NotifyJob>;
-
-/**
  * What an integration is told about one event. Also, to the letter, the JSON body a webhook
  * integration receives (a public contract): `id` is the event's id, `event` its kind.
  */

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { AgentPresence } from './agent.ts';
 import { DomainEvent } from './events.ts';
 import { Assignment, CheckResult } from './monitoring.ts';
-import { Notification, NotifyJob } from './notify.ts';
+import { Notification } from './notify.ts';
 import { HeartbeatEntry, LeaseHolder, Ping } from './pings.ts';
 
 interface Entry {
@@ -53,16 +53,6 @@ export const documented: Entry[] = [
       '`deadline-<partition>`; a process takes partitions with leases in KV `leases`.',
     ].join('\n'),
     schema: Ping,
-  },
-  {
-    title: 'NOTIFY: deliveries to integrations',
-    where: `stream \`${ns}_NOTIFY\` (work queue), subject \`${ns}.notify.<integration_type>\``,
-    body: [
-      'One message per delivery of one event to one integration, with `Nats-Msg-Id` = `delivery_id`. The message only',
-      'names the delivery: its content, attempts and outcome live in Postgres, so no secret or message text crosses NATS.',
-      'Retried with exponential back-off; dead-lettered after `NOTIFY_MAX_ATTEMPTS`.',
-    ].join('\n'),
-    schema: NotifyJob,
   },
   {
     title: 'Webhook body: what a webhook integration receives',

@@ -1,6 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { natsNames } from '../../../../shared/src/subjects.ts';
 import { fireTrigger } from '../../triggers/fire.ts';
 import { MAX_MESSAGE, TriggerListQuery } from '../../triggers/schemas.ts';
 import * as triggers from '../../triggers/service.ts';
@@ -45,7 +44,7 @@ export function triggerTools(server: McpServer, t: ToolContext): void {
       run(async () => {
         await triggers.getTrigger(ctx, principal, id);
         return fireTrigger(
-          { sql: ctx.sql, nc: ctx.nc, names: natsNames(ctx.config.NATS_NAMESPACE), log: ctx.log, outbox: ctx.outbox },
+          { sql: ctx.sql, log: ctx.log, outbox: ctx.outbox },
           { triggerId: id, message, tokens: token ? [token] : [], sourceAddress: null, userAgent: 'mcp' },
         );
       }),

@@ -1,0 +1,122 @@
+import { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import type { Logger } from '../../../shared/src/logger.ts';
+import type { Sql } from '../platform/db/sql.ts';
+import { listenForWork } from '../platform/db/wakeup.ts';
+import { deliveriesForEvents } from './deliveries.ts';
+import { claimAlerts, markNotified } from './repo.ts';
+
+/** Alert events routed in one transaction at most. */
+const MAX_BATCH = 100;
+
+/** How long an event whose routing failed is left alone before it is tried again. */
+const RETRY_AFTER_MS = 5_000;
+
+export interface RouterStats {
+  /** Transactions that routed events. */
+  batches: number;
+  events: number;
+  deliveries: number;
+  /** Outbox rows that are not events, marked and left without deliveries. */
+  invalid: number;
+}
+
+export interface Router {
+  /** Routes what is waiting now (also done on every wake-up); the events routed. */
+  routeNow(): Promise<number>;
+  stats(): RouterStats;
+  stop(): Promise<void>;
+}
+
+/**
+ * The notify role's router: alert events recorded in the outbox (in the transaction of the state
+ * change they report) become their deliveries, a batch per transaction. The outbox table is the
+ * queue: an event waits there (notified_at null) until a router has made its deliveries, so
+ * nothing between the change and its deliveries can be lost, whichever process dies when.
+ * Routers in several processes share the backlog (claimAlerts skips rows another one holds).
+ */
+export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number }): Router {
+  const log = opts.log.child({ component: 'notify-router' });
+  const counters: RouterStats = { batches: 0, events: 0, deliveries: 0, invalid: 0 };
+  // Events whose routing failed, by id, with when they may be tried again.
+  const failing = new Map<string, number>();
+
+  const routeBatch = (skip: string[]) =>
+    opts.sql.begin(async (tx) => {
+      const rows = await claimAlerts(tx, MAX_BATCH, skip);
+      const events: DomainEvent[] = [];
+      const unreadable: string[] = [];
+      for (const row of rows) {
+        const parsed = DomainEvent.safeParse(row.payload);
+        if (parsed.success) events.push(parsed.data);
+        else unreadable.push(row.id);
+      }
+      if (unreadable.length > 0) {
+        // No one can ever send these: marked, so that they are not read again.
+        log.warn({ eventIds: unreadable }, 'invalid events in the outbox left without deliveries');
+        await markNotified(tx, unreadable);
+        counters.invalid += unreadable.length;
+      }
+      const deliveries = await deliveriesForEvents(tx, events);
+      return { rows: rows.length, events, deliveries };
+    });
+
+  const routeOne = async (event: DomainEvent) => {
+    try {
+      const deliveries = await opts.sql.begin((tx) => deliveriesForEvents(tx, [event]));
+      counters.events++;
+      counters.deliveries += deliveries;
+    } catch (err) {
+      log.error({ err, eventId: event.id }, 'event not routed; trying again later');
+      failing.set(event.id, Date.now() + RETRY_AFTER_MS);
+    }
+  };
+
+  const routeNow = async (): Promise<number> => {
+    let routed = 0;
+    for (;;) {
+      const now = Date.now();
+      for (const [id, until] of failing) if (until <= now) failing.delete(id);
+      let batch;
+      try {
+        batch = await routeBatch([...failing.keys()]);
+      } catch (err) {
+        // Usually the database is away; but one event that cannot be routed must not hold back
+        // the others: the batch is read again and tried event by event.
+        log.warn({ err }, 'routing a batch failed; trying its events one by one');
+        // Read only: each event is then routed in a transaction of its own (a repeat is a no-op).
+        const rows = await opts.sql.begin((tx) => claimAlerts(tx, MAX_BATCH, [...failing.keys()]));
+        for (const row of rows) {
+          const parsed = DomainEvent.safeParse(row.payload);
+          if (parsed.success) await routeOne(parsed.data);
+        }
+        if (rows.length < MAX_BATCH) return routed;
+        continue;
+      }
+      if (batch.rows > 0) counters.batches++;
+      counters.events += batch.events.length;
+      counters.deliveries += batch.deliveries;
+      routed += batch.events.length;
+      if (batch.deliveries > 0) log.info({ events: batch.events.length, deliveries: batch.deliveries }, 'events routed');
+      if (batch.rows < MAX_BATCH) return routed;
+    }
+  };
+
+  const wakeup = listenForWork(opts.sql, 'alerts_recorded', log);
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await routeNow().catch((err: unknown) => log.warn({ err }, 'routing failed; trying again'));
+      if (!stopped) await wakeup.wait(opts.pollMs);
+    }
+  })();
+
+  return {
+    routeNow,
+    stats: () => ({ ...counters }),
+    async stop() {
+      stopped = true;
+      await wakeup.close();
+      await loop;
+    },
+  };
+}
