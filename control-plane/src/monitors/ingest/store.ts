@@ -2,7 +2,8 @@ import type { CheckResult } from '../../../../shared/src/contracts/monitoring.ts
 import type { DomainEvent } from '../../../../shared/src/contracts/events.ts';
 import type { Db, Sql } from '../../platform/db/sql.ts';
 import { recordEvent } from '../../platform/outbox.ts';
-import { withoutUrlCredentials } from '../url-credentials.ts';
+import { applyIncidentChange } from '../incidents/repo.ts';
+import { incidentChanges, incidentEvent, type EventMonitor } from '../incidents/rules.ts';
 import { evaluateMonitor, staleAfter, type Evaluation, type MonitorHealth, type RegionVote } from '../status.ts';
 import { columnsOf } from './columns.ts';
 
@@ -26,7 +27,8 @@ interface Subject {
 
 /**
  * Writes a batch of results in one transaction and applies their effects: each region's latest
- * vote and last check, hourly rollups, and status transitions with their incident and event.
+ * vote and last check, hourly rollups, and status transitions with their incident and event
+ * (incidents/rules.ts decides, incidents/repo.ts writes).
  * Only rows actually inserted have effects, so a redelivered batch changes nothing.
  * Returns the events to publish once the transaction has committed.
  *
@@ -126,60 +128,28 @@ function evaluate(rows: readonly VoteRow[], now: Date): Outcome[] {
   return outcomes;
 }
 
-/** Status changes in one statement; each down or up transition with its incident and event. */
+/** Status changes in one statement; then the incident each change calls for, with its event. */
 async function applyEvaluations(tx: Db, outcomes: readonly Outcome[], now: Date): Promise<DomainEvent[]> {
   if (outcomes.length === 0) return [];
   await tx`
     update monitors m set status = u.status
     from unnest(${outcomes.map((o) => o.monitor.id)}::uuid[], ${outcomes.map((o) => o.evaluation.status)}::smallint[]) as u(id, status)
     where m.id = u.id`;
-  const transitions = outcomes.filter((o) => o.evaluation.transition);
-  if (transitions.length === 0) return [];
+  const planned = outcomes
+    .map((o) => ({ id: o.monitor.id, changes: incidentChanges({ evaluation: o.evaluation, votes: o.votes }, now) }))
+    .filter((p) => p.changes.length > 0);
+  if (planned.length === 0) return [];
   const details = new Map(
     (
-      await tx<{ id: string; project_id: string; name: string; url: string }[]>`
-        select id, project_id, name, url from monitors where id = any(${transitions.map((o) => o.monitor.id)}::uuid[])`
+      await tx<EventMonitor[]>`
+        select id, project_id, name, url from monitors where id = any(${planned.map((p) => p.id)}::uuid[])`
     ).map((m) => [m.id, m]),
   );
   const events: DomainEvent[] = [];
-  for (const { monitor, evaluation: e, votes } of transitions) {
-    const stored = details.get(monitor.id)!;
-    // Events reach integrations and outside consumers: never a password a stored URL still holds.
-    const m = { ...stored, url: withoutUrlCredentials(stored.url) };
-    const latest = votes.filter((v) => e.voting.includes(v.region)).reduce((t, v) => Math.max(t, v.scheduledAt.getTime()), 0);
-    const at = new Date(latest || now.getTime()).toISOString();
-    const subject = { type: 'monitor' as const, id: m.id, name: m.name };
-    if (e.transition === 'down') {
-      const [incident] = await tx<{ id: string }[]>`
-        insert into incidents (monitor_id, started_at, cause, regions)
-        values (${m.id}, ${at}, ${e.cause}, ${tx.array(e.failing)}::text[])
-        on conflict (monitor_id) where ended_at is null do nothing
-        returning id`;
-      if (!incident) continue;
-      events.push(
-        await recordEvent(tx, {
-          kind: 'monitor.down',
-          occurred_at: at,
-          project_id: m.project_id,
-          subject,
-          data: { url: m.url, regions: e.failing, cause: e.cause, incident_id: incident.id, started_at: at },
-        }),
-      );
-    } else {
-      const [incident] = await tx<{ id: string; started_at: string; duration: number }[]>`
-        update incidents set ended_at = greatest(started_at, ${at}::timestamptz)
-        where monitor_id = ${m.id} and ended_at is null
-        returning id, started_at, floor(extract(epoch from (ended_at - started_at)))::int as duration`;
-      if (!incident) continue;
-      events.push(
-        await recordEvent(tx, {
-          kind: 'monitor.up',
-          occurred_at: at,
-          project_id: m.project_id,
-          subject,
-          data: { url: m.url, incident_id: incident.id, duration_seconds: incident.duration },
-        }),
-      );
+  for (const { id, changes } of planned) {
+    for (const change of changes) {
+      const applied = await applyIncidentChange(tx, id, change);
+      if (applied) events.push(await recordEvent(tx, incidentEvent(details.get(id)!, applied)));
     }
   }
   return events;

@@ -1,0 +1,95 @@
+/**
+ * What a monitor's status change does to its incidents, as pure functions (no I/O, the clock is a
+ * parameter); incidents/repo.ts applies the result and the ingest records the event.
+ *
+ * - A down transition opens an incident: it starts at the newest scheduled_at among the voting
+ *   regions (the check that tipped the quorum, not the moment the batch was written; `now` when no
+ *   vote counts), its cause is the status rule's cause (the first failing region's error, '' when
+ *   none gave one) and its regions are the failing regions.
+ * - An up transition closes the open incident at that same instant, taken from the votes that
+ *   brought the monitor back.
+ * - Anything else changes no incident.
+ *
+ * An applied change is reported as monitor.down or monitor.up, occurring at the change's instant.
+ * The repo may apply nothing (an incident already open, none left to close): then no event.
+ */
+import type { DomainEvent } from '../../../../shared/src/contracts/events.ts';
+import type { Evaluation, RegionVote } from '../status.ts';
+import { withoutUrlCredentials } from '../url-credentials.ts';
+
+/** What the rule reads of one monitor. An object, so that more of the monitor's state can be added without changing callers. */
+export interface IncidentInput {
+  /** The status rule's verdict (status.ts `evaluateMonitor`). */
+  evaluation: Evaluation;
+  /** The votes the verdict was reached from; votes outside `evaluation.voting` are ignored. */
+  votes: readonly RegionVote[];
+}
+
+/** Open the monitor's incident; instants are ISO 8601 strings, as stored and as published. */
+export interface OpenIncident {
+  type: 'open';
+  started_at: string;
+  cause: string;
+  regions: string[];
+}
+
+/** Close the monitor's open incident. */
+export interface CloseIncident {
+  type: 'close';
+  ended_at: string;
+}
+
+export type IncidentChange = OpenIncident | CloseIncident;
+
+/** A change as the repo applied it, with what the database assigned. */
+export type AppliedChange = (OpenIncident & { incident_id: string }) | (CloseIncident & { incident_id: string; duration_seconds: number });
+
+/** The monitor as events name it; `url` as stored (credentials are removed here). */
+export interface EventMonitor {
+  id: string;
+  project_id: string;
+  name: string;
+  url: string;
+}
+
+/**
+ * The incident changes a monitor's evaluation calls for. A list, applied in order: today it holds
+ * at most one change, but an evaluation may come to touch several incidents of one monitor.
+ */
+export function incidentChanges(input: IncidentInput, now: Date): IncidentChange[] {
+  const { evaluation: e } = input;
+  if (!e.transition) return [];
+  const at = transitionInstant(input, now);
+  if (e.transition === 'down') return [{ type: 'open', started_at: at, cause: e.cause, regions: e.failing }];
+  return [{ type: 'close', ended_at: at }];
+}
+
+/** The newest scheduled_at among the voting regions, or `now` when no vote counts. */
+function transitionInstant({ evaluation, votes }: IncidentInput, now: Date): string {
+  let latest = 0;
+  for (const v of votes) if (evaluation.voting.includes(v.region)) latest = Math.max(latest, v.scheduledAt.getTime());
+  return new Date(latest || now.getTime()).toISOString();
+}
+
+/** The event that reports an applied change (the outbox adds its id). */
+export function incidentEvent(monitor: EventMonitor, applied: AppliedChange): Omit<DomainEvent, 'id'> {
+  // Events reach integrations and outside consumers: never a password a stored URL still holds.
+  const url = withoutUrlCredentials(monitor.url);
+  const subject = { type: 'monitor' as const, id: monitor.id, name: monitor.name };
+  if (applied.type === 'open') {
+    return {
+      kind: 'monitor.down',
+      occurred_at: applied.started_at,
+      project_id: monitor.project_id,
+      subject,
+      data: { url, regions: applied.regions, cause: applied.cause, incident_id: applied.incident_id, started_at: applied.started_at },
+    };
+  }
+  return {
+    kind: 'monitor.up',
+    occurred_at: applied.ended_at,
+    project_id: monitor.project_id,
+    subject,
+    data: { url, incident_id: applied.incident_id, duration_seconds: applied.duration_seconds },
+  };
+}
