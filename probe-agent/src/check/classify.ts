@@ -1,4 +1,6 @@
+import { CANCELLED, TIMED_OUT } from './abort.ts';
 import { BlockedTargetError } from './connector.ts';
+import { InvalidTargetError } from './target-url.ts';
 
 export type CheckErrorClass = 'dns' | 'refused' | 'timeout' | 'tls' | 'status' | 'other';
 export type CheckError = { class: CheckErrorClass; message: string };
@@ -59,4 +61,12 @@ export function classifyError(err: unknown, timeoutMs: number): CheckError {
   if (known !== undefined) return { class: 'other', message: known };
   const message = err instanceof Error ? err.message : String(err);
   return { class: 'other', message: short(message || 'Check failed') };
+}
+
+/** Why a check failed: its own time limit, its caller, a target it cannot follow, or the transport. */
+export function checkFailure(err: unknown, reason: symbol | null, timeoutMs: number): CheckError {
+  if (reason === TIMED_OUT) return { class: 'timeout', message: `Timed out after ${timeoutMs} ms` };
+  if (reason === CANCELLED) return { class: 'other', message: 'Check cancelled' };
+  if (err instanceof InvalidTargetError) return { class: 'other', message: err.message };
+  return classifyError(err, timeoutMs);
 }

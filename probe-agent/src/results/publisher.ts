@@ -1,7 +1,10 @@
 import type { Logger } from '../../../shared/src/logger.ts';
+import { createResultBuffer, type Item } from './buffer.ts';
+import { createFlushWaiters } from './flush-waiters.ts';
+import { createRetryTimer } from './retry-timer.ts';
+import { createSendWindow, type PublishFn } from './send-window.ts';
 
-/** Publishes one message with its dedupe id and resolves on the server's ack. */
-export type PublishFn = (subject: string, payload: string, msgId: string) => Promise<{ duplicate: boolean }>;
+export type { PublishFn } from './send-window.ts';
 
 export type ResultPublisherOptions = {
   publish: PublishFn;
@@ -49,12 +52,17 @@ export type ResultPublisher = {
 export const defaultPublishWindow = 256;
 export const defaultBufferCapacity = 100_000;
 
-const QUEUED = 0;
-const IN_FLIGHT = 1;
-const DONE = 2;
-
-/** `sends` numbers the attempts: only the answer to the latest one moves the item on. */
-type Item = { subject: string; payload: string; msgId: string; state: number; sends: number };
+/** Whether results flow; a failure or a lost connection blocks them until one publish goes through. */
+type Flow = {
+  blocked: boolean;
+  /** Set by pause(): a probe finding nothing to send must not reopen the flow. */
+  paused: boolean;
+  /** The one result sent while blocked; its ack reopens the flow. */
+  probing: Item | undefined;
+  closed: boolean;
+  /** Results dropped since the flow last reopened: the error is logged at the first, the count when it reopens. */
+  droppedInStreak: number;
+};
 
 /**
  * Publishes results with a window of outstanding acks, in the order they were pushed. A lost
@@ -65,198 +73,130 @@ type Item = { subject: string; payload: string; msgId: string; state: number; se
  * the msg id, so a result whose ack was lost is stored once.
  */
 export function createResultPublisher(opts: ResultPublisherOptions): ResultPublisher {
-  const window = opts.window ?? defaultPublishWindow;
   const capacity = opts.capacity ?? defaultBufferCapacity;
-  const retryMinMs = opts.retryMinMs ?? 250;
-  // A retry is one small message, so retrying every second costs nothing and keeps results at
-  // most a second (plus the publish timeout, when nothing answers) behind a new stream leader.
-  const retryMaxMs = opts.retryMaxMs ?? 1_000;
   const log = opts.log;
-
-  let items: Item[] = [];
-  let head = 0;
-  let next = 0;
-  const counters = { published: 0, duplicates: 0, buffered: 0, inFlight: 0, dropped: 0, failures: 0 };
-  let blocked = false;
-  /** Set by pause(): a probe finding nothing to send must not reopen the flow. */
-  let paused = false;
-  let probing: Item | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let backoffMs = retryMinMs;
-  let closed = false;
-  let droppedInStreak = 0;
-  let waiters: Array<(done: boolean) => void> = [];
-
-  function compact(): void {
-    while (head < items.length && items[head]!.state === DONE) head++;
-    if (head > 1024 && head * 2 > items.length) {
-      items = items.slice(head);
-      next = Math.max(0, next - head);
-      head = 0;
-    }
-    if (next < head) next = head;
-    if (counters.buffered === 0 && waiters.length > 0) {
-      for (const w of waiters) w(true);
-      waiters = [];
-    }
-  }
-
-  function dropOldest(): void {
-    for (let i = head; i < items.length; i++) {
-      const item = items[i]!;
-      if (item.state !== QUEUED) continue;
-      item.state = DONE;
-      counters.buffered--;
-      counters.dropped++;
-      if (droppedInStreak++ === 0) log.error({ capacity }, 'result buffer full: dropping the oldest results');
-      return;
-    }
-  }
+  const buffer = createResultBuffer(capacity);
+  const window = createSendWindow({
+    size: opts.window ?? defaultPublishWindow,
+    buffer,
+    publish: opts.publish,
+    onAck: acked,
+    onFail: failed,
+  });
+  const retry = createRetryTimer({
+    minMs: opts.retryMinMs ?? 250,
+    // A retry is one small message, so retrying every second costs nothing and keeps results at
+    // most a second (plus the publish timeout, when nothing answers) behind a new stream leader.
+    maxMs: opts.retryMaxMs ?? 1_000,
+    fire: probe,
+  });
+  const flushes = createFlushWaiters();
+  const counts = { published: 0, duplicates: 0 };
+  const flow: Flow = { blocked: false, paused: false, probing: undefined, closed: false, droppedInStreak: 0 };
 
   function pump(): void {
-    if (closed || blocked) return;
-    while (counters.inFlight < window && next < items.length) {
-      const item = items[next++]!;
-      if (item.state === QUEUED) send(item);
-    }
+    if (!flow.closed && !flow.blocked) window.fill();
   }
 
-  function send(item: Item): void {
-    item.state = IN_FLIGHT;
-    counters.inFlight++;
-    const attempt = ++item.sends;
-    let sending: Promise<{ duplicate: boolean }>;
-    try {
-      sending = opts.publish(item.subject, item.payload, item.msgId);
-    } catch (err) {
-      sending = Promise.reject(err);
-    }
-    sending.then(
-      (ack) => acked(item, ack.duplicate, attempt),
-      (err: unknown) => failed(item, err, attempt),
-    );
+  function emptied(): void {
+    if (buffer.buffered === 0) flushes.settle(true);
   }
 
-  function acked(item: Item, duplicate: boolean, attempt: number): void {
-    // An abandoned attempt no longer counts as in flight, but its ack still means stored.
-    if (attempt === item.sends) counters.inFlight--;
-    if (item.state !== DONE) {
-      item.state = DONE;
-      counters.buffered--;
-      counters.published++;
-      if (duplicate) counters.duplicates++;
+  function acked(item: Item, duplicate: boolean): void {
+    if (buffer.complete(item)) {
+      counts.published++;
+      if (duplicate) counts.duplicates++;
     }
-    if (item === probing) {
-      probing = undefined;
-      blocked = false;
-      paused = false;
-      backoffMs = retryMinMs;
-      next = head;
-      log.info({ buffered: counters.buffered, dropped: droppedInStreak }, 'publishing results again');
-      droppedInStreak = 0;
-    }
-    compact();
-    if (blocked) retryWhenIdle();
+    if (item === flow.probing) reopen();
+    emptied();
+    if (flow.blocked) retryWhenIdle();
     else pump();
   }
 
-  function failed(item: Item, err: unknown, attempt: number): void {
-    counters.failures++;
-    if (attempt !== item.sends) return;
-    counters.inFlight--;
-    if (item.state === IN_FLIGHT) item.state = QUEUED;
-    if (item === probing) probing = undefined;
-    if (!blocked) {
-      blocked = true;
-      log.warn({ err, buffered: counters.buffered }, 'publishing results failed: buffering them until NATS answers');
+  function reopen(): void {
+    flow.probing = undefined;
+    flow.blocked = false;
+    flow.paused = false;
+    retry.reset();
+    buffer.rewind();
+    log.info({ buffered: buffer.buffered, dropped: flow.droppedInStreak }, 'publishing results again');
+    flow.droppedInStreak = 0;
+  }
+
+  function failed(item: Item, err: unknown): void {
+    if (item === flow.probing) flow.probing = undefined;
+    if (!flow.blocked) {
+      flow.blocked = true;
+      log.warn({ err, buffered: buffer.buffered }, 'publishing results failed: buffering them until NATS answers');
     }
     retryWhenIdle();
   }
 
   function retryWhenIdle(): void {
-    if (closed || retryTimer !== undefined || counters.inFlight > 0) return;
-    retryTimer = setTimeout(probe, backoffMs);
-    backoffMs = Math.min(retryMaxMs, backoffMs * 2);
+    if (!flow.closed && window.inFlight === 0) retry.later();
   }
 
   function retryNow(): void {
-    if (!blocked || closed) return;
+    if (!flow.blocked || flow.closed) return;
     // What is in flight went out while nothing could store it: its answer would be a timeout, up
     // to the publish timeout from now. It is sent again instead (same msg ids, so an earlier
     // attempt that did get stored is not stored twice, and its late ack still counts).
-    for (let i = head; i < items.length; i++) {
-      const item = items[i]!;
-      if (item.state !== IN_FLIGHT) continue;
-      item.state = QUEUED;
-      item.sends++;
-      counters.inFlight--;
-    }
-    probing = undefined;
-    backoffMs = retryMinMs;
-    if (retryTimer !== undefined) clearTimeout(retryTimer);
-    retryTimer = setTimeout(probe, 0);
+    window.abandon();
+    flow.probing = undefined;
+    retry.now();
   }
 
   function probe(): void {
-    retryTimer = undefined;
-    if (closed || counters.inFlight > 0) return;
-    let oldest: Item | undefined;
-    for (let i = head; i < items.length && oldest === undefined; i++) if (items[i]!.state === QUEUED) oldest = items[i];
+    if (flow.closed || window.inFlight > 0) return;
+    const oldest = buffer.oldestQueued();
     if (oldest === undefined) {
-      if (paused) return retryWhenIdle();
-      blocked = false;
-      next = head;
+      if (flow.paused) return retryWhenIdle();
+      flow.blocked = false;
+      buffer.rewind();
       return;
     }
-    probing = oldest;
-    send(oldest);
+    flow.probing = oldest;
+    window.send(oldest);
   }
 
   return {
     push(message) {
-      if (closed) return;
-      items.push({ ...message, state: QUEUED, sends: 0 });
-      counters.buffered++;
-      if (counters.buffered > capacity) {
-        dropOldest();
-        compact();
+      if (flow.closed) return;
+      if (buffer.push(message)) {
+        if (flow.droppedInStreak++ === 0) log.error({ capacity }, 'result buffer full: dropping the oldest results');
+        emptied();
       }
       pump();
     },
     pause() {
-      if (closed || paused) return;
-      paused = true;
-      if (!blocked) log.warn({ buffered: counters.buffered }, 'NATS connection lost: buffering results');
-      blocked = true;
+      if (flow.closed || flow.paused) return;
+      flow.paused = true;
+      if (!flow.blocked) log.warn({ buffered: buffer.buffered }, 'NATS connection lost: buffering results');
+      flow.blocked = true;
       retryWhenIdle();
     },
     resume() {
-      paused = false;
+      flow.paused = false;
       retryNow();
     },
     retryNow,
     flush(timeoutMs) {
-      if (counters.buffered === 0) return Promise.resolve(true);
-      if (closed) return Promise.resolve(false);
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          waiters = waiters.filter((w) => w !== done);
-          resolve(false);
-        }, timeoutMs);
-        const done = (ok: boolean) => {
-          clearTimeout(timer);
-          resolve(ok);
-        };
-        waiters.push(done);
-      });
+      if (buffer.buffered === 0) return Promise.resolve(true);
+      if (flow.closed) return Promise.resolve(false);
+      return flushes.wait(timeoutMs);
     },
-    stats: () => ({ ...counters }),
+    stats: () => ({
+      published: counts.published,
+      duplicates: counts.duplicates,
+      buffered: buffer.buffered,
+      inFlight: window.inFlight,
+      dropped: buffer.dropped,
+      failures: window.failures,
+    }),
     close() {
-      closed = true;
-      if (retryTimer !== undefined) clearTimeout(retryTimer);
-      retryTimer = undefined;
-      for (const w of waiters) w(false);
-      waiters = [];
+      flow.closed = true;
+      retry.cancel();
+      flushes.settle(false);
     },
   };
 }
