@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { AppError } from '../platform/errors.ts';
+import { findTokenHolder, recordTokenUse } from './tokens-repo.ts';
 import { hashToken, type TokenKind } from './tokens.ts';
 
 /** Who is calling, and what they may reach: resolved from the token on every request. */
@@ -54,10 +55,7 @@ export function createAuthenticator(opts: { sql: Sql; log: Logger; kind: TokenKi
     const ids = [...batch.keys()];
     const ats = ids.map((id) => batch.get(id)!.toISOString());
     try {
-      await sql`
-        update api_tokens t set last_used_at = greatest(t.last_used_at, v.at)
-        from unnest(${sql.array(ids)}::uuid[], ${sql.array(ats)}::timestamptz[]) as v(id, at)
-        where t.id = v.id`;
+      await recordTokenUse(sql, ids, ats);
     } catch (err) {
       opts.log.warn({ err }, 'could not record token use; will retry');
       for (const [id, at] of batch) if (!pending.has(id)) pending.set(id, at);
@@ -70,16 +68,7 @@ export function createAuthenticator(opts: { sql: Sql; log: Logger; kind: TokenKi
     async authenticate(req) {
       const token = parseBearer(req.headers.authorization);
       if (!token) throw new AppError('UNAUTHORIZED');
-      const [row] = await sql<{ id: string; user_id: string; org_ids: string[]; owned_org_ids: string[]; project_ids: string[] }[]>`
-        select t.id, t.user_id,
-          coalesce(array_agg(distinct m.organization_id) filter (where m.organization_id is not null), '{}') as org_ids,
-          coalesce(array_agg(distinct m.organization_id) filter (where m.role = 'owner'), '{}') as owned_org_ids,
-          coalesce(array_agg(distinct p.id) filter (where p.id is not null), '{}') as project_ids
-        from api_tokens t
-        left join memberships m on m.user_id = t.user_id
-        left join projects p on p.organization_id = m.organization_id
-        where t.token_hash = ${hashToken(token)} and t.kind = ${kind} and t.revoked_at is null
-        group by t.id`;
+      const row = await findTokenHolder(sql, hashToken(token), kind);
       if (!row) throw new AppError('UNAUTHORIZED');
       pending.set(row.id, now());
       return {

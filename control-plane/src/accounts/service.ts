@@ -1,7 +1,12 @@
 import type { Sql } from '../platform/db/sql.ts';
-import { AppError } from '../platform/errors.ts';
-import { hashPassword } from './passwords.ts';
+import { AppError, notFound } from '../platform/errors.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
+import * as repo from './repo.ts';
+import { randomToken } from './sessions.ts';
+import * as tokens from './tokens-repo.ts';
 import { displayPrefix, generateToken, hashToken, type TokenKind } from './tokens.ts';
+
+export type { TokenRow } from './tokens-repo.ts';
 
 export interface CreatedUser {
   user_id: string;
@@ -28,24 +33,31 @@ export async function createUser(
   const email = input.email.trim();
   const passwordHash = await hashPassword(input.password);
   return sql.begin(async (tx) => {
-    const [taken] = await tx`select 1 from users where lower(email) = lower(${email})`;
-    if (taken) throw new AppError('CONFLICT', `A user with the email ${email} already exists`);
-    const [user] = await tx<{ id: string }[]>`
-      insert into users (email, name, password_hash) values (${email}, ${input.name ?? ''}, ${passwordHash})
-      returning id`;
-    const [org] = await tx<{ id: string }[]>`
-      insert into organizations (name) values (${input.organization ?? organizationNameFor(email)}) returning id`;
-    await tx`insert into memberships (organization_id, user_id, role) values (${org!.id}, ${user!.id}, 'owner')`;
-    const [project] = await tx<{ id: string }[]>`
-      insert into projects (organization_id, name) values (${org!.id}, 'Default') returning id`;
-    return { user_id: user!.id, organization_id: org!.id, project_id: project!.id };
+    if (await repo.emailTaken(tx, email)) throw new AppError('CONFLICT', `A user with the email ${email} already exists`);
+    return repo.insertAccount(tx, {
+      email,
+      name: input.name ?? '',
+      passwordHash,
+      organization: input.organization ?? organizationNameFor(email),
+    });
   });
 }
 
 export async function findUserIdByEmail(sql: Sql, email: string): Promise<string> {
-  const [row] = await sql<{ id: string }[]>`select id from users where lower(email) = lower(${email.trim()})`;
-  if (!row) throw new AppError('NOT_FOUND', `No user with the email ${email}`);
-  return row.id;
+  const user = await repo.findUser(sql, email.trim());
+  if (!user) throw new AppError('NOT_FOUND', `No user with the email ${email}`);
+  return user.id;
+}
+
+// Checked against when the email is unknown, so a wrong email costs the same time as a wrong password.
+let dummyHash: Promise<string> | undefined;
+
+/** The id of the user with this email and password; null for a wrong email or password alike. */
+export async function checkPassword(sql: Sql, email: string, password: string): Promise<string | null> {
+  const user = await repo.findUser(sql, email);
+  dummyHash ??= hashPassword(randomToken());
+  const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash));
+  return user && ok ? user.id : null;
 }
 
 export interface CreatedToken {
@@ -63,28 +75,37 @@ export interface CreatedToken {
 export async function createToken(sql: Sql, userId: string, name: string, kind: TokenKind): Promise<CreatedToken> {
   const token = generateToken(kind);
   return sql.begin(async (tx) => {
-    if (kind === 'mcp') {
-      await tx`update api_tokens set revoked_at = now() where user_id = ${userId} and kind = 'mcp' and revoked_at is null`;
-    } else {
-      const [dup] = await tx`
-        select 1 from api_tokens where user_id = ${userId} and kind = 'api' and name = ${name} and revoked_at is null`;
-      if (dup) throw new AppError('CONFLICT', `An active token named "${name}" already exists`);
-    }
-    const [row] = await tx<{ id: string; created_at: string }[]>`
-      insert into api_tokens (user_id, kind, name, token_hash, token_prefix)
-      values (${userId}, ${kind}, ${name}, ${hashToken(token)}, ${displayPrefix(token)})
-      returning id, created_at`;
-    return { id: row!.id, name, kind, token, created_at: row!.created_at };
+    if (kind === 'mcp') await tokens.revokeActiveTokens(tx, userId, 'mcp');
+    else if (await tokens.hasActiveToken(tx, userId, 'api', name))
+      throw new AppError('CONFLICT', `An active token named "${name}" already exists`);
+    const row = await tokens.insertToken(tx, { userId, kind, name, hash: hashToken(token), prefix: displayPrefix(token) });
+    return { id: row.id, name, kind, token, created_at: row.created_at };
   });
+}
+
+/** The user's active tokens of a kind, oldest first: names and prefixes, never the tokens. */
+export async function listTokens(sql: Sql, userId: string, kind: TokenKind): Promise<tokens.TokenRow[]> {
+  return tokens.activeTokens(sql, userId, kind);
 }
 
 /** Revokes the user's active token of that name; revocation holds from the next request on. */
 export async function revokeTokenByName(sql: Sql, userId: string, name: string, kind?: TokenKind): Promise<number> {
-  const rows = await sql`
-    update api_tokens set revoked_at = now()
-    where user_id = ${userId} and name = ${name} and revoked_at is null
-      ${kind ? sql`and kind = ${kind}` : sql``}
-    returning id`;
-  if (rows.length === 0) throw new AppError('NOT_FOUND', `No active token named "${name}"`);
-  return rows.length;
+  const revoked = await tokens.revokeTokensNamed(sql, userId, name, kind);
+  if (revoked === 0) throw new AppError('NOT_FOUND', `No active token named "${name}"`);
+  return revoked;
+}
+
+/** Revokes one of the user's active tokens by id; its name, or 404 when the user has no such token. */
+export async function revokeToken(sql: Sql, userId: string, id: string, kind: TokenKind): Promise<string> {
+  const name = await tokens.activeTokenName(sql, userId, id, kind);
+  if (!name) throw notFound();
+  await revokeTokenByName(sql, userId, name, kind);
+  return name;
+}
+
+/** Revokes the user's MCP token; false when there was none. */
+export async function revokeMcpToken(sql: Sql, userId: string): Promise<boolean> {
+  const [current] = await tokens.activeTokens(sql, userId, 'mcp');
+  if (current) await revokeTokenByName(sql, userId, current.name, 'mcp');
+  return current !== undefined;
 }

@@ -95,3 +95,22 @@ export async function listOrganizations(sql: Sql, userId: string, page: PageQuer
     total,
   };
 }
+
+export interface ProjectChoiceRow {
+  id: string;
+  name: string;
+  organization_id: string;
+  organization_name: string;
+  role: 'owner' | 'member';
+}
+
+/** Every project of the user's organizations, with the user's role there, oldest organization and project first. */
+export async function listProjectChoices(sql: Sql, userId: string): Promise<ProjectChoiceRow[]> {
+  return sql<ProjectChoiceRow[]>`
+    select p.id, p.name, o.id as organization_id, o.name as organization_name, m.role
+    from memberships m
+    join organizations o on o.id = m.organization_id
+    join projects p on p.organization_id = o.id
+    where m.user_id = ${userId}
+    order by o.created_at, o.id, p.created_at, p.id`;
+}

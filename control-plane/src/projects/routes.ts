@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { principalOf, requireOrganization } from '../accounts/bearer.ts';
-import { AppError, notFound } from '../platform/errors.ts';
+import { principalOf } from '../accounts/bearer.ts';
 import type { ApiContext, App } from '../platform/http/context.ts';
 import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../platform/http/envelopes.ts';
 import { listEnvelope, PageQuery, pageMeta } from '../platform/http/pagination.ts';
 import { IdParams } from '../platform/http/params.ts';
-import * as repo from './repo.ts';
 import { Organization, Project, ProjectCreateBody, ProjectUpdateBody } from './schemas.ts';
+import * as projects from './service.ts';
 
 export function organizationRoutes(app: App, ctx: ApiContext): void {
   app.get(
@@ -20,7 +19,7 @@ export function organizationRoutes(app: App, ctx: ApiContext): void {
       },
     },
     async (req) => {
-      const { items, total } = await repo.listOrganizations(ctx.sql, principalOf(req).userId, req.query);
+      const { items, total } = await projects.listOrganizations(ctx.sql, principalOf(req), req.query);
       return { data: items, meta: pageMeta(req.query, total) };
     },
   );
@@ -39,10 +38,7 @@ export function projectRoutes(app: App, ctx: ApiContext): void {
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      if (req.query.organization_id) requireOrganization(p, req.query.organization_id);
-      const orgs = req.query.organization_id ? [req.query.organization_id] : [...p.organizationIds];
-      const { items, total } = await repo.listProjects(ctx.sql, orgs, req.query);
+      const { items, total } = await projects.listProjects(ctx.sql, principalOf(req), req.query.organization_id, req.query);
       return { data: items, meta: pageMeta(req.query, total) };
     },
   );
@@ -58,10 +54,7 @@ export function projectRoutes(app: App, ctx: ApiContext): void {
       },
     },
     async (req, reply) => {
-      const p = principalOf(req);
-      const organizationId = req.body.organization_id ?? defaultOrganization(p);
-      requireOrganization(p, organizationId);
-      const project = await repo.insertProject(ctx.sql, { ...req.body, organization_id: organizationId });
+      const project = await projects.createProject(ctx.sql, principalOf(req), req.body);
       return reply.code(201).send({ message: 'Project created successfully', data: project });
     },
   );
@@ -77,9 +70,7 @@ export function projectRoutes(app: App, ctx: ApiContext): void {
       },
     },
     async (req) => {
-      const project = await repo.findProject(ctx.sql, req.params.id, [...principalOf(req).organizationIds]);
-      if (!project) throw notFound();
-      return { data: project };
+      return { data: await projects.getProject(ctx.sql, principalOf(req), req.params.id) };
     },
   );
 
@@ -95,8 +86,7 @@ export function projectRoutes(app: App, ctx: ApiContext): void {
       },
     },
     async (req) => {
-      const project = await repo.updateProject(ctx.sql, req.params.id, [...principalOf(req).organizationIds], req.body);
-      if (!project) throw notFound();
+      const project = await projects.updateProject(ctx.sql, principalOf(req), req.params.id, req.body);
       return { message: 'Project updated successfully', data: project };
     },
   );
@@ -112,21 +102,8 @@ export function projectRoutes(app: App, ctx: ApiContext): void {
       },
     },
     async (req, reply) => {
-      const p = principalOf(req);
-      const project = await repo.findProject(ctx.sql, req.params.id, [...p.organizationIds]);
-      if (!project) throw notFound();
-      if (!p.ownedOrganizationIds.has(project.organization_id)) throw new AppError('FORBIDDEN');
-      await repo.deleteProject(ctx.sql, req.params.id, [project.organization_id]);
+      await projects.deleteProject(ctx.sql, principalOf(req), req.params.id);
       return reply.code(204).send(null);
     },
   );
-}
-
-function defaultOrganization(p: ReturnType<typeof principalOf>): string {
-  const first = [...p.ownedOrganizationIds][0] ?? [...p.organizationIds][0];
-  if (!first)
-    throw new AppError('VALIDATION', 'The organization_id field is required.', {
-      organization_id: ['The organization_id field is required.'],
-    });
-  return first;
 }

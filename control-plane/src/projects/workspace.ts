@@ -1,5 +1,6 @@
 import type { Sql } from '../platform/db/sql.ts';
 import type { WebSession } from '../accounts/sessions.ts';
+import { listProjectChoices } from './repo.ts';
 
 export interface ProjectChoice {
   id: string;
@@ -16,13 +17,7 @@ export interface Workspace {
 }
 
 export async function loadWorkspace(sql: Sql, session: WebSession): Promise<Workspace> {
-  const rows = await sql<{ id: string; name: string; organization_id: string; organization_name: string; role: 'owner' | 'member' }[]>`
-    select p.id, p.name, o.id as organization_id, o.name as organization_name, m.role
-    from memberships m
-    join organizations o on o.id = m.organization_id
-    join projects p on p.organization_id = o.id
-    where m.user_id = ${session.userId}
-    order by o.created_at, o.id, p.created_at, p.id`;
+  const rows = await listProjectChoices(sql, session.userId);
   const projects = rows.map((r) => ({
     id: r.id,
     name: r.name,

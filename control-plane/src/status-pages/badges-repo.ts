@@ -16,6 +16,20 @@ export async function badgeSlug(sql: Sql, s: BadgeSubject): Promise<string | nul
   return row?.slug ?? null;
 }
 
+/** The badge of a subject in one of the projects given; null when it has none or is in none of them. */
+export async function badgeSlugIn(sql: Sql, s: BadgeSubject, projectIds: readonly string[]): Promise<string | null> {
+  const projects = sql.array([...projectIds]);
+  const [row] =
+    'monitorId' in s
+      ? await sql<{ slug: string }[]>`
+          select b.slug from badges b join monitors m on m.id = b.monitor_id
+          where b.monitor_id = ${s.monitorId} and m.project_id = any(${projects}::uuid[])`
+      : await sql<{ slug: string }[]>`
+          select b.slug from badges b join heartbeats h on h.id = b.heartbeat_id
+          where b.heartbeat_id = ${s.heartbeatId} and h.project_id = any(${projects}::uuid[])`;
+  return row?.slug ?? null;
+}
+
 export async function createBadge(sql: Sql, s: BadgeSubject): Promise<string> {
   const existing = await badgeSlug(sql, s);
   if (existing) return existing;
@@ -30,8 +44,19 @@ export async function deleteBadge(sql: Sql, s: BadgeSubject): Promise<void> {
   else await sql`delete from badges where heartbeat_id = ${s.heartbeatId}`;
 }
 
-export async function findBadge(sql: Sql, slug: string): Promise<{ monitor_id: string | null; heartbeat_id: string | null } | undefined> {
-  const [row] = await sql<{ monitor_id: string | null; heartbeat_id: string | null }[]>`
-    select monitor_id, heartbeat_id from badges where slug = ${slug}`;
-  return row;
+export interface FoundBadge {
+  monitor_id: string | null;
+  heartbeat_id: string | null;
+  /** The project of the monitor or heartbeat. */
+  project_id: string;
+}
+
+export async function findBadge(sql: Sql, slug: string): Promise<FoundBadge | undefined> {
+  const [row] = await sql<FoundBadge[]>`
+    select b.monitor_id, b.heartbeat_id, coalesce(m.project_id, h.project_id) as project_id
+    from badges b
+    left join monitors m on m.id = b.monitor_id
+    left join heartbeats h on h.id = b.heartbeat_id
+    where b.slug = ${slug}`;
+  return row?.project_id ? row : undefined;
 }

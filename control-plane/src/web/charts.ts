@@ -1,15 +1,10 @@
+import type { DayUptime, Series, SparkPoint } from '../monitors/history.ts';
 import { formatMs } from './components.ts';
 import { escapeHtml, html, raw, type Html } from './html.ts';
 
 /** Inline SVG charts: pure functions of their data, styled by the stylesheet's classes. */
 
 const f = (n: number) => (Math.round(n * 10) / 10).toString();
-
-export interface SparkPoint {
-  /** Mean response time of the slot's successful checks; null when every region failed. */
-  ms: number | null;
-  ok: boolean;
-}
 
 /** Response times of the latest checks; slots with a failure are red dots on the baseline. */
 export function sparkline(points: readonly SparkPoint[]): Html {
@@ -32,12 +27,6 @@ export function sparkline(points: readonly SparkPoint[]): Html {
     `<svg class="spark" viewBox="0 0 ${w} ${h}" role="img" aria-label="Response times, latest ${escapeHtml(formatMs(latest))}">` +
       `${area}<polyline class="line" points="${line}"/>${fails}</svg>`,
   );
-}
-
-export interface Series {
-  name: string;
-  /** ms: mean response time of the bucket's successful checks (null: none succeeded). */
-  points: readonly { t: number; ms: number | null; failures: number }[];
 }
 
 function niceMax(v: number): number {
@@ -103,12 +92,6 @@ export function responseChart(series: readonly Series[], from: number, to: numbe
     }<span class="faint">Times in UTC</span>
   </div>`;
   return html`${raw(svg)}${legend}`;
-}
-
-export interface DayUptime {
-  day: string;
-  /** Percent, or null before the monitor existed. */
-  uptime: number | null;
 }
 
 function barClass(uptime: number | null): string {

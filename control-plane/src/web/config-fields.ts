@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { IntegrationType } from '../../../shared/src/contracts/notify.ts';
 import { channelSpecs } from '../notifications/channels/index.ts';
 import type { Form } from './context.ts';
@@ -16,22 +16,32 @@ export interface ConfigField {
   placeholder: string;
 }
 
-type Def = { type: string; innerType?: z.ZodType; in?: z.ZodType; defaultValue?: unknown; entries?: Record<string, string> };
-const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
-
+/**
+ * The schema under optional, default and pipe (a transform after a check) wrappers: the base
+ * type, whether the setting may be left out, and its default, which parsing "nothing" gives.
+ */
 function unwrap(schema: z.ZodType): { base: z.ZodType; optional: boolean; fallback: unknown } {
   let s = schema;
   let optional = false;
   let fallback: unknown;
   for (;;) {
-    const def = defOf(s);
-    if (def.type === 'optional') optional = true;
-    else if (def.type === 'default') {
+    if (s instanceof z.ZodOptional) {
       optional = true;
-      fallback = typeof def.defaultValue === 'function' ? (def.defaultValue as () => unknown)() : def.defaultValue;
-    } else if (def.type !== 'pipe') return { base: s, optional, fallback };
-    s = (def.innerType ?? def.in)!;
+      s = s.unwrap() as z.ZodType;
+    } else if (s instanceof z.ZodDefault) {
+      optional = true;
+      fallback = s.parse(undefined);
+      s = s.unwrap() as z.ZodType;
+    } else if (s instanceof z.ZodPipe) s = s.in as z.ZodType;
+    else return { base: s, optional, fallback };
   }
+}
+
+function kindOf(name: string, base: z.ZodType, secrets: ReadonlySet<string>): ConfigField['kind'] {
+  if (base instanceof z.ZodArray) return 'list';
+  if (base instanceof z.ZodRecord) return 'lines';
+  if (base instanceof z.ZodEnum) return 'select';
+  return secrets.has(name) ? 'secret' : 'text';
 }
 
 export function configFields(type: IntegrationType): ConfigField[] {
@@ -39,23 +49,13 @@ export function configFields(type: IntegrationType): ConfigField[] {
   const secrets = new Set(spec.secrets);
   return Object.entries(spec.config.shape as Record<string, z.ZodType>).map(([name, schema]) => {
     const { base, optional, fallback } = unwrap(schema);
-    const def = defOf(base);
-    const kind: ConfigField['kind'] =
-      def.type === 'array'
-        ? 'list'
-        : def.type === 'record'
-          ? 'lines'
-          : def.type === 'enum'
-            ? 'select'
-            : secrets.has(name)
-              ? 'secret'
-              : 'text';
+    const kind = kindOf(name, base, secrets);
     return {
       name,
       kind,
       required: !optional,
       help: schema.description ?? base.description,
-      options: def.type === 'enum' ? Object.values(def.entries ?? {}) : [],
+      options: base instanceof z.ZodEnum ? base.options.map(String) : [],
       placeholder: fallback === undefined ? '' : String(fallback),
     };
   });

@@ -9,7 +9,7 @@ import { cookieNames, clearSessionCookie, setSessionCookie } from './cookies.ts'
 import { crossSite, sameToken, submittedToken } from './csrf.ts';
 import { queryText, type WebContext, type WebDeps } from './context.ts';
 import { installWebErrorHandler, renderError } from './errors.ts';
-import { loadSession } from '../accounts/sessions.ts';
+import { loadSession, setFlash } from '../accounts/sessions.ts';
 import { urls } from './urls.ts';
 import { signInRoutes, signOutRoute } from './pages/sign-in.ts';
 import { signUpRoutes } from './pages/sign-up.ts';
@@ -127,7 +127,7 @@ async function requireSession(req: FastifyRequest, reply: FastifyReply, deps: We
     if (loaded.extendedUntil && token) setSessionCookie(reply, deps, token, loaded.extendedUntil, now);
     // The notice is shown once: on the page this request renders.
     if (loaded.session.flash && req.method === 'GET' && !queryText(req, 'fragment')) {
-      await ctx.sql`update web_sessions set flash = null where id = ${loaded.session.id}`;
+      await setFlash(ctx.sql, loaded.session.id, null);
     } else {
       loaded.session.flash = null;
     }

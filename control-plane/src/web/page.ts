@@ -21,6 +21,15 @@ export function render(pc: PageContext, body: Html): Html {
   return appPage(pc, body);
 }
 
+/** A page holding one form, in a card: new and edit pages, and their form shown again with errors. */
+export function formPage(pc: PageContext, head: Html, form: Html): Html {
+  return appPage(
+    pc,
+    html`${head}
+      <div class="card"><div class="card-body">${form}</div></div>`,
+  );
+}
+
 /** What a page shows when the user has no project yet (their organization's were all deleted). */
 export function noProject(pc: PageContext): Html {
   return appPage(

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { requireProject } from '../../accounts/bearer.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { MAX_PER_PAGE } from '../../platform/http/pagination.ts';
-import { formatTimestamp } from '../../platform/http/time.ts';
-import { listProjects } from '../../projects/repo.ts';
+import * as projects from '../../projects/service.ts';
+import { openIncidents } from '../../monitors/history.ts';
 import { monitorStatuses } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { readOnly, type ToolContext } from '../context.ts';
@@ -32,7 +32,7 @@ export function statusTools(server: McpServer, t: ToolContext): void {
       inputSchema: z.object({}),
       annotations: readOnly,
     },
-    async () => run(async () => all((page) => listProjects(ctx.sql, [...principal.organizationIds], { page, per_page: MAX_PER_PAGE }))),
+    async () => run(async () => all((page) => projects.listProjects(ctx.sql, principal, undefined, { page, per_page: MAX_PER_PAGE }))),
   );
 
   server.registerTool(
@@ -55,9 +55,8 @@ export function statusTools(server: McpServer, t: ToolContext): void {
         const count = <T>(items: T[], key: (i: T) => string) =>
           items.reduce<Record<string, number>>((acc, i) => ({ ...acc, [key(i)]: (acc[key(i)] ?? 0) + 1 }), {});
         const down = ms.filter((m) => m.status === monitorStatuses.down);
-        const incidents = await ctx.sql<{ monitor_id: string; started_at: string; cause: string; regions: string[] }[]>`
-          select i.monitor_id, i.started_at, i.cause, i.regions from incidents i join monitors m on m.id = i.monitor_id
-          where m.project_id = ${project_id} and i.ended_at is null order by i.started_at`;
+        // Oldest first: the one that has lasted longest leads.
+        const incidents = (await openIncidents(ctx.sql, [project_id])).reverse();
         return {
           project_id,
           overall:
@@ -77,7 +76,7 @@ export function statusTools(server: McpServer, t: ToolContext): void {
           open_incidents: incidents.map((i) => ({
             monitor_id: i.monitor_id,
             monitor_name: ms.find((m) => m.id === i.monitor_id)?.name ?? '',
-            started_at: formatTimestamp(i.started_at),
+            started_at: i.started_at,
             cause: i.cause,
             regions: i.regions,
           })),

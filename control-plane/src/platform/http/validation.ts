@@ -1,5 +1,5 @@
 import type { FastifySchemaCompiler } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 type Issue = z.core.$ZodRawIssue;
 
@@ -65,9 +65,9 @@ export function validationMessage(issue: Issue): string | undefined {
   }
 }
 
+/** Whether the schema that raised the issue takes integers only (`z.number().int()`): its number format says. */
 function isIntegerSchema(issue: Issue): boolean {
-  const checks = (issue as { inst?: { _zod?: { def?: { checks?: { _zod?: { def?: { format?: string } } }[] } } } }).inst?._zod?.def?.checks;
-  return !!checks?.some((c) => c._zod?.def?.format === 'safeint');
+  return issue.inst instanceof z.ZodNumber && issue.inst.format === 'safeint';
 }
 
 /**

@@ -2,20 +2,13 @@ import type { App } from '../../platform/http/context.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import * as monitors from '../../monitors/service.ts';
 import { badgeSvg } from '../badge-svg.ts';
-import { createBadge, deleteBadge, findBadge, type BadgeSubject } from '../../status-pages/badges-repo.ts';
+import { createBadge, deleteBadge, findBadge, type BadgeSubject } from '../../status-pages/badges.ts';
 import { copyRow, formatUptime, monitorStatusName, postButton } from '../components.ts';
 import { idParam, sessionOf, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { projectPrincipal } from '../public-principal.ts';
 import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
-
-async function projectOf(deps: WebDeps, b: { monitor_id: string | null; heartbeat_id: string | null }): Promise<string | undefined> {
-  const [row] = b.monitor_id
-    ? await deps.ctx.sql<{ project_id: string }[]>`select project_id from monitors where id = ${b.monitor_id}`
-    : await deps.ctx.sql<{ project_id: string }[]>`select project_id from heartbeats where id = ${b.heartbeat_id}`;
-  return row?.project_id;
-}
 
 /** The "Public badge" card of a monitor or heartbeat page: create, show, remove. */
 export function badgeCard(deps: WebDeps, csrf: string, base: string, slug: string | null): Html {
@@ -50,10 +43,9 @@ export function badgeRoutes(app: App, deps: WebDeps): void {
   app.get('/badge/:file', async (req, reply) => {
     const file = (req.params as { file: string }).file;
     const slug = /^([A-Za-z0-9_-]{22})\.svg$/.exec(file)?.[1];
-    const badge = slug ? await findBadge(ctx.sql, slug) : undefined;
-    const projectId = badge ? await projectOf(deps, badge) : undefined;
-    if (!badge || !projectId) return reply.code(404).type('text/plain; charset=utf-8').send('Not found');
-    const principal = projectPrincipal(projectId);
+    const badge = slug ? await findBadge(ctx, slug) : undefined;
+    if (!badge) return reply.code(404).type('text/plain; charset=utf-8').send('Not found');
+    const principal = projectPrincipal(badge.project_id);
     let svg: string;
     if (badge.monitor_id) {
       const m = await monitors.getMonitor(ctx, principal, badge.monitor_id);
@@ -75,25 +67,18 @@ export function badgeActionRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
   for (const kind of ['monitors', 'heartbeats'] as const) {
     const subject = (id: string): BadgeSubject => (kind === 'monitors' ? { monitorId: id } : { heartbeatId: id });
-    const check = async (req: Parameters<typeof idParam>[0], id: string) => {
-      const p = sessionOf(req).principal;
-      if (kind === 'monitors') await monitors.getMonitor(ctx, p, id);
-      else await heartbeats.getHeartbeat(ctx, p, id);
-    };
     const page = (id: string) => (kind === 'monitors' ? urls.monitor(id) : urls.heartbeat(id));
 
     app.post(`/app/${kind}/:id/badge`, async (req, reply) => {
       const id = idParam(req);
-      await check(req, id);
-      await createBadge(ctx.sql, subject(id));
+      await createBadge(ctx, sessionOf(req).principal, subject(id));
       await setFlash(ctx.sql, sessionOf(req).id, 'Badge created.');
       return reply.redirect(page(id), 303);
     });
 
     app.post(`/app/${kind}/:id/badge/delete`, async (req, reply) => {
       const id = idParam(req);
-      await check(req, id);
-      await deleteBadge(ctx.sql, subject(id));
+      await deleteBadge(ctx, sessionOf(req).principal, subject(id));
       await setFlash(ctx.sql, sessionOf(req).id, 'Badge removed; its address no longer works.');
       return reply.redirect(page(id), 303);
     });

@@ -5,7 +5,7 @@ import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { listPings } from '../../heartbeats/pings/service.ts';
 import type { PingLogEntry } from '../../heartbeats/pings/schemas.ts';
-import { badgeSlug } from '../../status-pages/badges-repo.ts';
+import { badgeSlug } from '../../status-pages/badges.ts';
 import { copyRow, formatDuration, snippet, fromNow, heartbeatPill, heartbeatSchedule, postButton, timeTag } from '../components.ts';
 import { idParam, queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
@@ -135,7 +135,7 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
     const actions = html`<a class="btn" href="${base}/edit">Edit</a>
       ${hb.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the heartbeat “${hb.name}”? Jobs calling its URLs will get 404.` })}`;
-    const slug = await badgeSlug(ctx.sql, { heartbeatId: id });
+    const slug = await badgeSlug(ctx, principal, { heartbeatId: id });
     return sendHtml(
       reply,
       render(

@@ -1,17 +1,15 @@
-import { AppError } from '../../platform/errors.ts';
+import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
-import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
-import { validationMessage } from '../../platform/http/validation.ts';
 import { DEFAULT_GRACE_PERIOD, HeartbeatCreateBody, HeartbeatUpdateBody, type Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import type { Integration } from '../../notifications/integrations/schemas.ts';
 import { chosenIntegrations, integrationChoices, projectIntegrations } from '../integration-choices.ts';
 import { csrfInput, field, fieldErrors, formErrorSummary } from '../components.ts';
-import { formOf, idParam, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
+import { idParam, sendHtml, text, type Form, type WebDeps } from '../context.ts';
+import { submitForm, type FieldErrors } from '../form.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
-import { noProject, pageContext, render, type PageContext } from '../page.ts';
-import { setFlash } from '../../accounts/sessions.ts';
+import { formPage, noProject, pageContext, type PageContext } from '../page.ts';
 import { urls } from '../urls.ts';
 
 type Kind = 'cron' | 'period' | 'none';
@@ -117,88 +115,69 @@ function heartbeatForm(
   </form>`;
 }
 
+type FormOf = (values: Values, errors?: FieldErrors) => Html;
+
 export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
-  const card = (body: Html) => html`<div class="card"><div class="card-body">${body}</div></div>`;
+
+  /** What the new-heartbeat page and its post share: the page and the form for the current project. */
+  async function creating(req: FastifyRequest): Promise<{ pc: PageContext; form: FormOf }> {
+    const pc = await pageContext(req, deps, 'New heartbeat', 'heartbeats');
+    const integrations = pc.project ? await projectIntegrations(deps, pc.session.principal, pc.project.id) : [];
+    const form: FormOf = (values, errors) =>
+      heartbeatForm(pc, { action: urls.heartbeats, values, errors, editing: false, cancel: urls.heartbeats, integrations });
+    return { pc, form };
+  }
+
+  /** What the edit page and its post share: the heartbeat (404 unless it is the viewer's) and its form page. */
+  async function editing(req: FastifyRequest): Promise<{ pc: PageContext; id: string; hb: Heartbeat; page: FormOf }> {
+    const id = idParam(req);
+    const pc = await pageContext(req, deps, 'Edit heartbeat', 'heartbeats');
+    const hb = await heartbeats.getHeartbeat(ctx, pc.session.principal, id);
+    const integrations = await projectIntegrations(deps, pc.session.principal, hb.project_id);
+    const action = `${urls.heartbeat(id)}/edit`;
+    const page: FormOf = (values, errors) =>
+      formPage(
+        pc,
+        pageHead(html`Edit ${hb.name}`),
+        heartbeatForm(pc, { action, values, errors, editing: true, cancel: urls.heartbeat(id), integrations }),
+      );
+    return { pc, id, hb, page };
+  }
 
   app.get(urls.newHeartbeat, async (req, reply) => {
-    const pc = await pageContext(req, deps, 'New heartbeat', 'heartbeats');
+    const { pc, form } = await creating(req);
     if (!pc.project) return sendHtml(reply, noProject(pc));
-    const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
-    return sendHtml(
-      reply,
-      render(
-        pc,
-        html`${pageHead('New heartbeat', { sub: html`In <strong>${pc.project.name}</strong>` })}${card(heartbeatForm(pc, { action: urls.heartbeats, values: valuesOf(undefined), editing: false, cancel: urls.heartbeats, integrations: choices }))}`,
-      ),
-    );
+    const head = pageHead('New heartbeat', { sub: html`In <strong>${pc.project.name}</strong>` });
+    return sendHtml(reply, formPage(pc, head, form(valuesOf(undefined))));
   });
 
   app.post(urls.heartbeats, async (req, reply) => {
-    const pc = await pageContext(req, deps, 'New heartbeat', 'heartbeats');
+    const { pc, form } = await creating(req);
     if (!pc.project) return sendHtml(reply, noProject(pc));
-    const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
-    const values = formValues(formOf(req));
-    const again = (errors: Record<string, string[]>) =>
-      sendHtml(
-        reply,
-        render(
-          pc,
-          html`${pageHead('New heartbeat')}${card(heartbeatForm(pc, { action: urls.heartbeats, values, errors, editing: false, cancel: urls.heartbeats, integrations: choices }))}`,
-        ),
-        422,
-      );
-    const parsed = HeartbeatCreateBody.safeParse({ ...bodyOf(values), project_id: pc.project.id }, { error: validationMessage });
-    if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
-    try {
-      const hb = await heartbeats.createHeartbeat(ctx, sessionOf(req).principal, parsed.data);
-      await setFlash(ctx.sql, pc.session.id, `Heartbeat “${hb.name}” created. Add its ping URL to your job.`);
-      return reply.redirect(urls.heartbeat(hb.id), 303);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
-      throw err;
-    }
+    const projectId = pc.project.id;
+    return submitForm(req, reply, deps, {
+      schema: HeartbeatCreateBody,
+      input: (fields) => ({ ...bodyOf(formValues(fields)), project_id: projectId }),
+      show: (fields, errors, status) => sendHtml(reply, formPage(pc, pageHead('New heartbeat'), form(formValues(fields), errors)), status),
+      save: (body) => heartbeats.createHeartbeat(ctx, pc.session.principal, body),
+      done: (hb) => ({ flash: `Heartbeat “${hb.name}” created. Add its ping URL to your job.`, to: urls.heartbeat(hb.id) }),
+    });
   });
 
   app.get(`${urls.heartbeats}/:id/edit`, async (req, reply) => {
-    const id = idParam(req);
-    const pc = await pageContext(req, deps, 'Edit heartbeat', 'heartbeats');
-    const hb = await heartbeats.getHeartbeat(ctx, sessionOf(req).principal, id);
-    const choices = await projectIntegrations(deps, pc.session.principal, hb.project_id);
-    return sendHtml(
-      reply,
-      render(
-        pc,
-        html`${pageHead(html`Edit ${hb.name}`)}${card(heartbeatForm(pc, { action: `${urls.heartbeat(id)}/edit`, values: valuesOf(hb), editing: true, cancel: urls.heartbeat(id), integrations: choices }))}`,
-      ),
-    );
+    const { hb, page } = await editing(req);
+    return sendHtml(reply, page(valuesOf(hb)));
   });
 
   app.post(`${urls.heartbeats}/:id/edit`, async (req, reply) => {
-    const id = idParam(req);
-    const pc = await pageContext(req, deps, 'Edit heartbeat', 'heartbeats');
-    const principal = sessionOf(req).principal;
-    const hb = await heartbeats.getHeartbeat(ctx, principal, id);
-    const choices = await projectIntegrations(deps, principal, hb.project_id);
-    const values = formValues(formOf(req));
-    const again = (errors: Record<string, string[]>) =>
-      sendHtml(
-        reply,
-        render(
-          pc,
-          html`${pageHead(html`Edit ${hb.name}`)}${card(heartbeatForm(pc, { action: `${urls.heartbeat(id)}/edit`, values, errors, editing: true, cancel: urls.heartbeat(id), integrations: choices }))}`,
-        ),
-        422,
-      );
-    const parsed = HeartbeatUpdateBody.safeParse(bodyOf(values), { error: validationMessage });
-    if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
-    try {
-      const updated = await heartbeats.updateHeartbeat(ctx, principal, id, parsed.data);
-      await setFlash(ctx.sql, pc.session.id, `Heartbeat “${updated.name}” saved.`);
-      return reply.redirect(urls.heartbeat(id), 303);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
-      throw err;
-    }
+    const { pc, id, page } = await editing(req);
+    return submitForm(req, reply, deps, {
+      schema: HeartbeatUpdateBody,
+      input: (fields) => bodyOf(formValues(fields)),
+      show: (fields, errors, status) => sendHtml(reply, page(formValues(fields), errors), status),
+      save: (body) => heartbeats.updateHeartbeat(ctx, pc.session.principal, id, body),
+      done: (updated) => ({ flash: `Heartbeat “${updated.name}” saved.`, to: urls.heartbeat(id) }),
+    });
   });
 }

@@ -1,11 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { integrationTypes, IntegrationType } from '../../../../shared/src/contracts/notify.ts';
 import { addressPolicy } from '../../../../shared/src/net/lookup.ts';
-import { AppError } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/context.ts';
-import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
 import { relativeTime } from '../../platform/http/time.ts';
-import { validationMessage } from '../../platform/http/validation.ts';
 import { IntegrationCreateBody, type Integration } from '../../notifications/integrations/schemas.ts';
 import * as integrations from '../../notifications/integrations/service.ts';
 import { createHttpClient } from '../../notifications/channels/http.ts';
@@ -14,10 +11,11 @@ import type { DeliveryView } from '../../notifications/log.ts';
 import { csrfInput, emptyState, field, fieldErrors, formErrorSummary, postButton, timeTag } from '../components.ts';
 import { deliveryPill } from '../integration-choices.ts';
 import { configFields, readConfig, typeLabels, type ConfigField } from '../config-fields.ts';
-import { formOf, idParam, queryText, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
+import { idParam, queryText, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
+import { submitForm } from '../form.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
-import { noProject, pageContext, render, type PageContext } from '../page.ts';
+import { formPage, noProject, pageContext, render, type PageContext } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 
@@ -187,46 +185,24 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
     const pc = await pageContext(req, deps, 'New integration', 'integrations');
     if (!pc.project) return sendHtml(reply, noProject(pc));
     const type = IntegrationType.safeParse(queryText(req, 'type'));
-    return sendHtml(
-      reply,
-      render(
-        pc,
-        type.success
-          ? html`${pageHead(html`New ${typeLabels[type.data]} integration`)}
-              <div class="card"><div class="card-body">${newForm(pc, type.data, {})}</div></div>`
-          : html`${pageHead('New integration', { sub: 'Where should alerts go?' })}${typePicker()}`,
-      ),
-    );
+    if (type.success)
+      return sendHtml(reply, formPage(pc, pageHead(html`New ${typeLabels[type.data]} integration`), newForm(pc, type.data, {})));
+    return sendHtml(reply, render(pc, html`${pageHead('New integration', { sub: 'Where should alerts go?' })}${typePicker()}`));
   });
 
   app.post(urls.integrations, async (req, reply) => {
     const pc = await pageContext(req, deps, 'New integration', 'integrations');
     if (!pc.project) return sendHtml(reply, noProject(pc));
+    const projectId = pc.project.id;
     const type = IntegrationType.parse(queryText(req, 'type'));
-    const form = formOf(req);
-    const again = (errors: Record<string, string[]>) =>
-      sendHtml(
-        reply,
-        render(
-          pc,
-          html`${pageHead(html`New ${typeLabels[type]} integration`)}
-            <div class="card"><div class="card-body">${newForm(pc, type, form, errors)}</div></div>`,
-        ),
-        422,
-      );
-    const parsed = IntegrationCreateBody.safeParse(
-      { project_id: pc.project.id, name: text(form, 'name'), type, config: readConfig(type, form) },
-      { error: validationMessage },
-    );
-    if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
-    try {
-      const created = await integrations.createIntegration(ctx, sessionOf(req).principal, parsed.data);
-      await setFlash(ctx.sql, pc.session.id, `Integration “${created.name}” created. Send a test to check it.`);
-      return reply.redirect(urls.integration(created.id), 303);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
-      throw err;
-    }
+    return submitForm(req, reply, deps, {
+      schema: IntegrationCreateBody,
+      input: (form) => ({ project_id: projectId, name: text(form, 'name'), type, config: readConfig(type, form) }),
+      show: (form, errors, status) =>
+        sendHtml(reply, formPage(pc, pageHead(html`New ${typeLabels[type]} integration`), newForm(pc, type, form, errors)), status),
+      save: (body) => integrations.createIntegration(ctx, pc.session.principal, body),
+      done: (created) => ({ flash: `Integration “${created.name}” created. Send a test to check it.`, to: urls.integration(created.id) }),
+    });
   });
 
   app.get(`${urls.integrations}/:id`, async (req, reply) => {

@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import { AppError } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
 import { csrfInput, field, postButton, timeTag } from '../components.ts';
-import { formOf, idParam, sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
+import { idParam, sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
+import { submitForm, type FieldErrors } from '../form.ts';
 import { html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { addMember, listMembers, removeMember } from '../../projects/members.ts';
@@ -16,7 +18,7 @@ export function memberRoutes(app: App, deps: WebDeps): void {
   const page = async (
     req: Parameters<typeof sessionOf>[0],
     reply: Parameters<typeof sendHtml>[0],
-    form?: { email: string; error: string },
+    form?: { email: string; errors: FieldErrors },
     status = 200,
   ) => {
     const pc = await pageContext(req, deps, 'Members', 'members');
@@ -38,7 +40,7 @@ export function memberRoutes(app: App, deps: WebDeps): void {
                     <form method="post" action="${urls.members}" class="form">
                       ${csrfInput(pc.session.csrfToken)}
                       <div class="form-row">
-                        ${field({ name: 'email', label: 'Email of an existing account', type: 'email', value: form?.email, required: true, errors: form ? { email: [form.error] } : undefined })}
+                        ${field({ name: 'email', label: 'Email of an existing account', type: 'email', value: form?.email, required: true, errors: form?.errors })}
                         <div class="field"><label>&nbsp;</label><button type="submit" class="btn btn-primary">Add member</button></div>
                       </div>
                     </form>
@@ -97,16 +99,16 @@ export function memberRoutes(app: App, deps: WebDeps): void {
   app.post(urls.members, async (req, reply) => {
     const pc = await pageContext(req, deps, 'Members', 'members');
     if (!pc.project) throw new AppError('FORBIDDEN');
-    const email = text(formOf(req), 'email');
-    try {
-      await addMember(ctx.sql, sessionOf(req).principal, pc.project.organizationId, email);
-    } catch (err) {
-      if (err instanceof AppError && (err.code === 'VALIDATION' || err.code === 'CONFLICT'))
-        return page(req, reply, { email, error: err.message }, err.status);
-      throw err;
-    }
-    await setFlash(ctx.sql, pc.session.id, `${email} is now a member of ${pc.project.organizationName}.`);
-    return reply.redirect(urls.members, 303);
+    const { organizationId, organizationName } = pc.project;
+    return submitForm(req, reply, deps, {
+      // Whether the email is an account's, and not a member's already, is the service's to say.
+      schema: z.object({ email: z.string() }),
+      input: (form) => ({ email: text(form, 'email') }),
+      show: (form, errors, status) => page(req, reply, { email: text(form, 'email'), errors }, status),
+      save: ({ email }) => addMember(ctx.sql, pc.session.principal, organizationId, email),
+      shown: { VALIDATION: 'email', CONFLICT: 'email' },
+      done: (_added, { email }) => ({ flash: `${email} is now a member of ${organizationName}.`, to: urls.members }),
+    });
   });
 
   app.post(`${urls.members}/:userId/remove`, async (req, reply) => {

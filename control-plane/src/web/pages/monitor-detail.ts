@@ -1,11 +1,10 @@
 import type { FastifyReply } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
-import { listIncidents, listResults } from '../../monitors/history.ts';
+import { chartRanges, listIncidents, listResults, responseSeries, type ChartRange } from '../../monitors/history.ts';
 import type { Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { badgeSlug } from '../../status-pages/badges-repo.ts';
-import { chartRanges, responseSeries, type ChartRange } from '../chart-data.ts';
+import { badgeSlug } from '../../status-pages/badges.ts';
 import { phaseBar, phaseLegend, responseChart } from '../charts.ts';
 import { formatDuration, formatMs, formatUptime, monitorPill, postButton, timeTag } from '../components.ts';
 import { idParam, queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
@@ -187,7 +186,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
     const actions = html`<a class="btn" href="${base}/edit">Edit</a>
       ${monitor.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the monitor “${monitor.name}” and its history?` })}`;
-    const slug = await badgeSlug(ctx.sql, { monitorId: id });
+    const slug = await badgeSlug(ctx, principal, { monitorId: id });
     return sendHtml(
       reply,
       render(

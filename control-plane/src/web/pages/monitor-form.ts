@@ -1,19 +1,17 @@
+import type { FastifyRequest } from 'fastify';
 import { HttpMethod } from '../../../../shared/src/contracts/monitoring.ts';
-import { AppError } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/context.ts';
-import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
-import { validationMessage } from '../../platform/http/validation.ts';
 import { MonitorCreateBody, MonitorUpdateBody, defaultValidHttpCodes, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { splitUrlCredentials } from '../../monitors/url-credentials.ts';
 import type { Integration } from '../../notifications/integrations/schemas.ts';
 import { chosenIntegrations, integrationChoices, projectIntegrations } from '../integration-choices.ts';
 import { checkbox, csrfInput, field, formErrorSummary, selectField } from '../components.ts';
-import { formOf, idParam, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
+import { idParam, sendHtml, text, type Form, type WebDeps } from '../context.ts';
+import { submitForm, type FieldErrors } from '../form.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
-import { noProject, pageContext, render, type PageContext } from '../page.ts';
-import { setFlash } from '../../accounts/sessions.ts';
+import { formPage, noProject, pageContext, type PageContext } from '../page.ts';
 import { urls } from '../urls.ts';
 
 /** "200-299, 301" for [200, ..., 299, 301]: the codes as ranges, the way people write them. */
@@ -162,10 +160,7 @@ function monitorForm(
 }
 
 /** The form's fields as the REST API's body: the same schema validates both. */
-function bodyOf(form: Form, editing: boolean): { body: Record<string, unknown>; errors: Record<string, string[]> } {
-  const errors: Record<string, string[]> = {};
-  const codes = parseCodes(text(form, 'valid_http_codes'));
-  if (!codes) errors.valid_http_codes = ['Use codes and ranges such as 200-299, 301.'];
+function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
   const regions = text(form, 'regions')
     .split(/[\s,]+/)
     .filter(Boolean);
@@ -175,7 +170,7 @@ function bodyOf(form: Form, editing: boolean): { body: Record<string, unknown>; 
     name: text(form, 'name'),
     url: text(form, 'url'),
     _method: text(form, '_method') || 'GET',
-    valid_http_codes: codes ?? [],
+    valid_http_codes: parseCodes(text(form, 'valid_http_codes')) ?? [],
     interval: Number(text(form, 'interval') || '60'),
     regions: regions.length > 0 ? regions : null,
     basic_auth_username: text(form, 'basic_auth_username') || null,
@@ -185,116 +180,78 @@ function bodyOf(form: Form, editing: boolean): { body: Record<string, unknown>; 
   if (timeout !== '') body.timeout = /^\d+$/.test(timeout) ? Number(timeout) : timeout;
   if (editing && text(form, 'clear_password') === 'on') body.basic_auth_password = null;
   else if (password) body.basic_auth_password = password;
-  return { body, errors };
+  return body;
 }
+
+/** The status codes as typed: the schema only sees the list they became. */
+function codesErrors(form: Form): FieldErrors {
+  return parseCodes(text(form, 'valid_http_codes')) ? {} : { valid_http_codes: ['Use codes and ranges such as 200-299, 301.'] };
+}
+
+type FormOf = (values: Values, errors?: FieldErrors) => Html;
 
 export function monitorFormRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
 
-  app.get(urls.newMonitor, async (req, reply) => {
+  /** What the new-monitor page and its post share: the page and the form for the current project. */
+  async function creating(req: FastifyRequest): Promise<{ pc: PageContext; form: FormOf }> {
     const pc = await pageContext(req, deps, 'New monitor', 'monitors');
+    const integrations = pc.project ? await projectIntegrations(deps, pc.session.principal, pc.project.id) : [];
+    const form: FormOf = (values, errors) => monitorForm(pc, { action: urls.monitors, values, errors, editing: false, integrations });
+    return { pc, form };
+  }
+
+  /** What the edit page and its post share: the monitor (404 unless it is the viewer's) and its form page. */
+  async function editing(req: FastifyRequest): Promise<{ pc: PageContext; id: string; monitor: Monitor; page: FormOf }> {
+    const id = idParam(req);
+    const pc = await pageContext(req, deps, 'Edit monitor', 'monitors');
+    const monitor = await monitors.getMonitor(ctx, pc.session.principal, id);
+    const integrations = await projectIntegrations(deps, pc.session.principal, monitor.project_id);
+    const action = `${urls.monitor(id)}/edit`;
+    const page: FormOf = (values, errors) =>
+      formPage(pc, pageHead(html`Edit ${monitor.name}`), monitorForm(pc, { action, values, errors, editing: true, integrations }));
+    return { pc, id, monitor, page };
+  }
+
+  app.get(urls.newMonitor, async (req, reply) => {
+    const { pc, form } = await creating(req);
     if (!pc.project) return sendHtml(reply, noProject(pc));
-    const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
-    return sendHtml(
-      reply,
-      render(
-        pc,
-        html`${pageHead('New monitor', { sub: html`In <strong>${pc.project.name}</strong>` })}
-          <div class="card">
-            <div class="card-body">
-              ${monitorForm(pc, { action: urls.monitors, values: valuesOf(undefined), editing: false, integrations: choices })}
-            </div>
-          </div>`,
-      ),
-    );
+    const head = pageHead('New monitor', { sub: html`In <strong>${pc.project.name}</strong>` });
+    return sendHtml(reply, formPage(pc, head, form(valuesOf(undefined))));
   });
 
   app.post(urls.monitors, async (req, reply) => {
-    const pc = await pageContext(req, deps, 'New monitor', 'monitors');
+    const { pc, form } = await creating(req);
     if (!pc.project) return sendHtml(reply, noProject(pc));
-    const choices = await projectIntegrations(deps, pc.session.principal, pc.project.id);
-    const form = formOf(req);
-    const { body, errors } = bodyOf(form, false);
-    const again = (errs: Record<string, string[]>) =>
-      sendHtml(
-        reply,
-        render(
-          pc,
-          html`${pageHead('New monitor')}
-            <div class="card">
-              <div class="card-body">
-                ${monitorForm(pc, { action: urls.monitors, values: formValues(form, false), errors: errs, editing: false, integrations: choices })}
-              </div>
-            </div>`,
-        ),
-        422,
-      );
-    const parsed = MonitorCreateBody.safeParse({ ...body, project_id: pc.project.id }, { error: validationMessage });
-    if (!parsed.success || Object.keys(errors).length > 0) {
-      return again({ ...(parsed.success ? {} : zodIssuesToErrors(parsed.error.issues)), ...errors });
-    }
-    try {
-      const monitor = await monitors.createMonitor(ctx, sessionOf(req).principal, parsed.data);
-      await setFlash(ctx.sql, pc.session.id, `Monitor “${monitor.name}” created. The first check runs within its interval.`);
-      return reply.redirect(urls.monitor(monitor.id), 303);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
-      throw err;
-    }
+    const projectId = pc.project.id;
+    return submitForm(req, reply, deps, {
+      schema: MonitorCreateBody,
+      input: (fields) => ({ ...bodyOf(fields, false), project_id: projectId }),
+      check: codesErrors,
+      show: (fields, errors, status) =>
+        sendHtml(reply, formPage(pc, pageHead('New monitor'), form(formValues(fields, false), errors)), status),
+      save: (body) => monitors.createMonitor(ctx, pc.session.principal, body),
+      done: (monitor) => ({
+        flash: `Monitor “${monitor.name}” created. The first check runs within its interval.`,
+        to: urls.monitor(monitor.id),
+      }),
+    });
   });
 
   app.get(`${urls.monitors}/:id/edit`, async (req, reply) => {
-    const id = idParam(req);
-    const pc = await pageContext(req, deps, 'Edit monitor', 'monitors');
-    const monitor = await monitors.getMonitor(ctx, sessionOf(req).principal, id);
-    const choices = await projectIntegrations(deps, pc.session.principal, monitor.project_id);
-    const action = `${urls.monitor(id)}/edit`;
-    return sendHtml(
-      reply,
-      render(
-        pc,
-        html`${pageHead(html`Edit ${monitor.name}`)}
-          <div class="card">
-            <div class="card-body">${monitorForm(pc, { action, values: valuesOf(monitor), editing: true, integrations: choices })}</div>
-          </div>`,
-      ),
-    );
+    const { monitor, page } = await editing(req);
+    return sendHtml(reply, page(valuesOf(monitor)));
   });
 
   app.post(`${urls.monitors}/:id/edit`, async (req, reply) => {
-    const id = idParam(req);
-    const pc = await pageContext(req, deps, 'Edit monitor', 'monitors');
-    const principal = sessionOf(req).principal;
-    const monitor = await monitors.getMonitor(ctx, principal, id);
-    const choices = await projectIntegrations(deps, principal, monitor.project_id);
-    const form = formOf(req);
-    const { body, errors } = bodyOf(form, true);
-    const action = `${urls.monitor(id)}/edit`;
-    const again = (errs: Record<string, string[]>) =>
-      sendHtml(
-        reply,
-        render(
-          pc,
-          html`${pageHead(html`Edit ${monitor.name}`)}
-            <div class="card">
-              <div class="card-body">
-                ${monitorForm(pc, { action, values: formValues(form, false), errors: errs, editing: true, integrations: choices })}
-              </div>
-            </div>`,
-        ),
-        422,
-      );
-    const parsed = MonitorUpdateBody.safeParse(body, { error: validationMessage });
-    if (!parsed.success || Object.keys(errors).length > 0) {
-      return again({ ...(parsed.success ? {} : zodIssuesToErrors(parsed.error.issues)), ...errors });
-    }
-    try {
-      const updated = await monitors.updateMonitor(ctx, principal, id, parsed.data);
-      await setFlash(ctx.sql, pc.session.id, `Monitor “${updated.name}” saved.`);
-      return reply.redirect(urls.monitor(id), 303);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
-      throw err;
-    }
+    const { pc, id, page } = await editing(req);
+    return submitForm(req, reply, deps, {
+      schema: MonitorUpdateBody,
+      input: (fields) => bodyOf(fields, true),
+      check: codesErrors,
+      show: (fields, errors, status) => sendHtml(reply, page(formValues(fields, false), errors), status),
+      save: (body) => monitors.updateMonitor(ctx, pc.session.principal, id, body),
+      done: (updated) => ({ flash: `Monitor “${updated.name}” saved.`, to: urls.monitor(id) }),
+    });
   });
 }

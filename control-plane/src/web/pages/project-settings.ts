@@ -1,17 +1,23 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { Principal } from '../../accounts/bearer.ts';
+import type { Sql } from '../../platform/db/sql.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/context.ts';
-import { insertProject, updateProject } from '../../projects/repo.ts';
+import { createProject, updateProject } from '../../projects/service.ts';
 import { copyRow, csrfInput, field, postButton } from '../components.ts';
-import { formOf, sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
+import { sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
+import { submitForm, type FieldErrors } from '../form.ts';
 import { html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
 import { setCurrentProject, setFlash } from '../../accounts/sessions.ts';
-import { disableStatusPage, enableStatusPage, regenerateStatusPage, statusPageSlug } from '../../status-pages/repo.ts';
+import { disableStatusPage, enableStatusPage, regenerateStatusPage, statusPageSlug } from '../../status-pages/service.ts';
 import { urls } from '../urls.ts';
 
 const projectName = z.string().trim().min(1, 'Give the project a name.').max(255, 'At most 255 characters.');
+const Rename = z.object({ name: projectName });
+const NewProject = z.object({ new_name: projectName, organization_id: z.string() });
 
 export function projectSettingsRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
@@ -19,13 +25,13 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
   const page = async (
     req: Parameters<typeof sessionOf>[0],
     reply: Parameters<typeof sendHtml>[0],
-    errors: Record<string, string[]> = {},
+    errors: FieldErrors = {},
     status = 200,
   ) => {
     const pc = await pageContext(req, deps, 'Project settings', 'project');
     const csrf = pc.session.csrfToken;
     const project = pc.project;
-    const slug = project ? await statusPageSlug(ctx.sql, project.id) : null;
+    const slug = project ? await statusPageSlug(ctx.sql, pc.session.principal, project.id) : null;
     const publicUrl = slug ? `${ctx.config.PUBLIC_URL}${urls.statusPage(slug)}` : '';
     const ownedOrgs = [
       ...new Map(
@@ -126,44 +132,50 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
 
   app.post(`${urls.project}/rename`, async (req, reply) => {
     const pc = await current(req);
-    const parsed = projectName.safeParse(text(formOf(req), 'name'));
-    if (!parsed.success) return page(req, reply, { name: [parsed.error.issues[0]!.message] }, 422);
-    await updateProject(ctx.sql, pc.project!.id, [...pc.session.principal.organizationIds], { name: parsed.data });
-    await setFlash(ctx.sql, pc.session.id, 'Project renamed.');
-    return reply.redirect(urls.project, 303);
+    return submitForm(req, reply, deps, {
+      schema: Rename,
+      input: (form) => ({ name: text(form, 'name') }),
+      show: (_form, errors, status) => page(req, reply, errors, status),
+      save: ({ name }) => updateProject(ctx.sql, pc.session.principal, pc.project!.id, { name }),
+      done: () => ({ flash: 'Project renamed.', to: urls.project }),
+    });
   });
 
   app.post(`${urls.project}/new`, async (req, reply) => {
     const session = sessionOf(req);
-    const form = formOf(req);
-    const parsed = projectName.safeParse(text(form, 'new_name'));
-    if (!parsed.success) return page(req, reply, { new_name: [parsed.error.issues[0]!.message] }, 422);
-    const organizationId = text(form, 'organization_id');
-    if (!session.principal.organizationIds.has(organizationId)) throw new AppError('FORBIDDEN');
-    const project = await insertProject(ctx.sql, { organization_id: organizationId, name: parsed.data, description: '' });
-    await setCurrentProject(ctx.sql, session.id, project.id);
-    await setFlash(ctx.sql, session.id, `Project “${project.name}” created; the dashboard now shows it.`);
-    return reply.redirect(urls.home, 303);
+    return submitForm(req, reply, deps, {
+      schema: NewProject,
+      input: (form) => ({ new_name: text(form, 'new_name'), organization_id: text(form, 'organization_id') }),
+      show: (_form, errors, status) => page(req, reply, errors, status),
+      save: (body) =>
+        createProject(ctx.sql, session.principal, { organization_id: body.organization_id, name: body.new_name, description: '' }),
+      done: async (project) => {
+        await setCurrentProject(ctx.sql, session.id, project.id);
+        return { flash: `Project “${project.name}” created; the dashboard now shows it.`, to: urls.home };
+      },
+    });
   });
 
-  app.post(`${urls.project}/status-page`, async (req, reply) => {
-    const pc = await current(req);
-    await enableStatusPage(ctx.sql, pc.project!.id);
-    await setFlash(ctx.sql, pc.session.id, 'The status page is public at the address below.');
-    return reply.redirect(`${urls.project}#status-page`, 303);
-  });
-
-  app.post(`${urls.project}/status-page/regenerate`, async (req, reply) => {
-    const pc = await current(req);
-    await regenerateStatusPage(ctx.sql, pc.project!.id);
-    await setFlash(ctx.sql, pc.session.id, 'The status page has a new address; the old one no longer works.');
-    return reply.redirect(`${urls.project}#status-page`, 303);
-  });
-
-  app.post(`${urls.project}/status-page/disable`, async (req, reply) => {
-    const pc = await current(req);
-    await disableStatusPage(ctx.sql, pc.project!.id);
-    await setFlash(ctx.sql, pc.session.id, 'The status page is off.');
-    return reply.redirect(urls.project, 303);
-  });
+  // The status page's buttons: one change to the current project's page, then a notice.
+  const statusPageAction =
+    (action: (sql: Sql, p: Principal, projectId: string) => Promise<unknown>, flash: string, to: string) =>
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      const pc = await current(req);
+      await action(ctx.sql, pc.session.principal, pc.project!.id);
+      await setFlash(ctx.sql, pc.session.id, flash);
+      return reply.redirect(to, 303);
+    };
+  app.post(
+    `${urls.project}/status-page`,
+    statusPageAction(enableStatusPage, 'The status page is public at the address below.', `${urls.project}#status-page`),
+  );
+  app.post(
+    `${urls.project}/status-page/regenerate`,
+    statusPageAction(
+      regenerateStatusPage,
+      'The status page has a new address; the old one no longer works.',
+      `${urls.project}#status-page`,
+    ),
+  );
+  app.post(`${urls.project}/status-page/disable`, statusPageAction(disableStatusPage, 'The status page is off.', urls.project));
 }

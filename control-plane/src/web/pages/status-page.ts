@@ -3,15 +3,15 @@ import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { dailyUptime, openIncidents, type OpenIncident } from '../chart-data.ts';
-import { uptimeBars, type DayUptime } from '../charts.ts';
+import { dailyUptime, openIncidents, type DayUptime, type OpenIncident } from '../../monitors/history.ts';
+import { uptimeBars } from '../charts.ts';
 import { formatDuration, formatUptime, heartbeatPill, monitorPill, timeTag } from '../components.ts';
 import { queryText, sendHtml, type WebDeps } from '../context.ts';
 import { renderError } from '../errors.ts';
 import { html, raw, type Html } from '../html.ts';
 import { publicPage } from '../layout.ts';
 import { projectPrincipal } from '../public-principal.ts';
-import { findStatusPage } from '../../status-pages/repo.ts';
+import { findStatusPage } from '../../status-pages/service.ts';
 import { urls } from '../urls.ts';
 
 const DAYS = 90;

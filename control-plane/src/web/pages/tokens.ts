@@ -1,14 +1,14 @@
-import { createToken, revokeTokenByName, type CreatedToken } from '../../accounts/service.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
+import { z } from 'zod';
+import { createToken, listTokens, revokeMcpToken, revokeToken, type CreatedToken, type TokenRow } from '../../accounts/service.ts';
 import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
 import { copyRow, csrfInput, field, postButton, snippet, timeTag } from '../components.ts';
-import { formOf, idParam, sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
+import { idParam, sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
+import { submitForm, type FieldErrors } from '../form.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render, type PageContext } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
-import { activeTokenName, activeTokens, type TokenRow } from '../../accounts/tokens-repo.ts';
 import { urls } from '../urls.ts';
 
 const MCP_TOKEN_NAME = 'mcp';
@@ -16,8 +16,16 @@ const MCP_TOKEN_NAME = 'mcp';
 interface View {
   created?: CreatedToken;
   name?: string;
-  error?: string;
+  errors?: FieldErrors;
 }
+
+const NewToken = z.object({
+  name: z
+    .string()
+    .min(1, { message: 'Give the token a name, such as where it is used.', abort: true })
+    .max(100, { message: 'At most 100 characters.', abort: true })
+    .refine((name) => !name.includes('\u0000'), 'Not a valid name.'),
+});
 
 function shownOnce(t: CreatedToken, what: string): Html {
   return html`<div class="secret" role="status" data-testid="new-token">
@@ -110,7 +118,7 @@ async function tokensPage(req: Parameters<typeof sessionOf>[0], deps: WebDeps, v
   const pc = await pageContext(req, deps, 'API tokens', 'tokens');
   const { sql } = deps.ctx;
   const now = deps.ctx.now();
-  const [tokens, [mcp]] = await Promise.all([activeTokens(sql, pc.session.userId, 'api'), activeTokens(sql, pc.session.userId, 'mcp')]);
+  const [tokens, [mcp]] = await Promise.all([listTokens(sql, pc.session.userId, 'api'), listTokens(sql, pc.session.userId, 'mcp')]);
   return render(
     pc,
     html`${pageHead('API tokens', { sub: 'Tokens act as you, with your organizations and projects. Send one as Authorization: Bearer <token>.' })}
@@ -124,7 +132,7 @@ async function tokensPage(req: Parameters<typeof sessionOf>[0], deps: WebDeps, v
           <form method="post" action="${urls.tokens}" class="form">
             ${csrfInput(pc.session.csrfToken)}
             <div class="form-row">
-              ${field({ name: 'name', label: 'New token name', value: view.name ?? '', placeholder: 'CI pipeline', required: true, errors: view.error ? { name: [view.error] } : undefined })}
+              ${field({ name: 'name', label: 'New token name', value: view.name ?? '', placeholder: 'CI pipeline', required: true, errors: view.errors })}
               <div class="field"><label>&nbsp;</label><button type="submit" class="btn btn-primary">Create token</button></div>
             </div>
           </form>
@@ -142,33 +150,24 @@ export function tokenRoutes(app: App, deps: WebDeps): void {
 
   app.post(urls.tokens, async (req, reply) => {
     const session = sessionOf(req);
-    const name = text(formOf(req), 'name');
-    const invalid = !name
-      ? 'Give the token a name, such as where it is used.'
-      : name.length > 100
-        ? 'At most 100 characters.'
-        : name.includes('\u0000')
-          ? 'Not a valid name.'
-          : undefined;
-    if (invalid) return sendHtml(reply, await tokensPage(req, deps, { name, error: invalid }), 422);
-    try {
-      const created = await createToken(ctx.sql, session.userId, name, 'api');
-      req.log.info({ userId: session.userId, tokenId: created.id }, 'API token created');
-      // Rendered, not redirected: the token exists only in this response.
-      return sendHtml(reply.header('cache-control', 'no-store'), await tokensPage(req, deps, { created }), 201);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'CONFLICT')
-        return sendHtml(reply, await tokensPage(req, deps, { name, error: err.message }), 409);
-      throw err;
-    }
+    return submitForm(req, reply, deps, {
+      schema: NewToken,
+      input: (form) => ({ name: text(form, 'name') }),
+      show: async (form, errors, status) => sendHtml(reply, await tokensPage(req, deps, { name: text(form, 'name'), errors }), status),
+      save: ({ name }) => createToken(ctx.sql, session.userId, name, 'api'),
+      shown: { CONFLICT: 'name' },
+      done: async (created) => {
+        req.log.info({ userId: session.userId, tokenId: created.id }, 'API token created');
+        // Rendered, not redirected: the token exists only in this response.
+        return sendHtml(reply.header('cache-control', 'no-store'), await tokensPage(req, deps, { created }), 201);
+      },
+    });
   });
 
   app.post(`${urls.tokens}/:id/revoke`, async (req, reply) => {
     const id = idParam(req);
     const session = sessionOf(req);
-    const name = await activeTokenName(ctx.sql, session.userId, id, 'api');
-    if (!name) throw notFound();
-    await revokeTokenByName(ctx.sql, session.userId, name, 'api');
+    const name = await revokeToken(ctx.sql, session.userId, id, 'api');
     req.log.info({ userId: session.userId, tokenId: id }, 'API token revoked');
     await setFlash(ctx.sql, session.id, `Token “${name}” revoked. Requests with it now get 401.`);
     return reply.redirect(urls.tokens, 303);
@@ -183,9 +182,8 @@ export function tokenRoutes(app: App, deps: WebDeps): void {
 
   app.post(`${urls.tokens}/mcp/revoke`, async (req, reply) => {
     const session = sessionOf(req);
-    const [current] = await activeTokens(ctx.sql, session.userId, 'mcp');
-    if (current) await revokeTokenByName(ctx.sql, session.userId, current.name, 'mcp');
-    await setFlash(ctx.sql, session.id, current ? 'MCP token revoked.' : 'There was no MCP token to revoke.');
+    const revoked = await revokeMcpToken(ctx.sql, session.userId);
+    await setFlash(ctx.sql, session.id, revoked ? 'MCP token revoked.' : 'There was no MCP token to revoke.');
     return reply.redirect(urls.tokens, 303);
   });
 }

@@ -1,9 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/context.ts';
-import { zodIssuesToErrors } from '../../platform/http/error-handler.ts';
 import { relativeTime } from '../../platform/http/time.ts';
-import { validationMessage } from '../../platform/http/validation.ts';
 import * as integrations from '../../notifications/integrations/service.ts';
 import { ratePeriods, TriggerCreateBody, TriggerUpdateBody, type Trigger, type TriggerEventView } from '../../triggers/schemas.ts';
 import * as triggers from '../../triggers/service.ts';
@@ -19,10 +16,11 @@ import {
   snippet,
   timeTag,
 } from '../components.ts';
-import { formOf, idParam, queryText, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
+import { idParam, queryText, sendHtml, sessionOf, text, type Form, type WebDeps } from '../context.ts';
+import { submitForm, type FieldErrors } from '../form.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
-import { noProject, pageContext, render, type PageContext } from '../page.ts';
+import { formPage, noProject, pageContext, render, type PageContext } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 import { chosenIntegrations, deliveryPill, integrationChoices } from '../integration-choices.ts';
@@ -270,108 +268,75 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
     );
   });
 
+  const creatingPage = async (pc: PageContext, values: Values, errors?: FieldErrors) =>
+    formPage(
+      pc,
+      pageHead('New trigger'),
+      await triggerForm(deps, pc, { action: urls.triggers, values, errors, editing: false, cancel: urls.triggers }),
+    );
+
+  /** What the edit page and its post share: the trigger (404 unless it is the viewer's) and its form page. */
+  async function editing(req: FastifyRequest) {
+    const id = idParam(req);
+    const pc = await pageContext(req, deps, 'Edit trigger', 'triggers');
+    const t = await triggers.getTrigger(ctx, pc.session.principal, id);
+    const action = `${urls.trigger(id)}/edit`;
+    const page = async (values: Values, errors?: FieldErrors) =>
+      formPage(
+        pc,
+        pageHead(html`Edit ${t.name}`),
+        await triggerForm(deps, pc, { action, values, errors, editing: true, cancel: urls.trigger(id) }),
+      );
+    return { pc, id, t, page };
+  }
+
   app.get(`${urls.triggers}/new`, async (req, reply) => {
     const pc = await pageContext(req, deps, 'New trigger', 'triggers');
     if (!pc.project) return sendHtml(reply, noProject(pc));
-    const form = await triggerForm(deps, pc, { action: urls.triggers, values: valuesOf(), editing: false, cancel: urls.triggers });
-    return sendHtml(
-      reply,
-      render(
-        pc,
-        html`${pageHead('New trigger')}
-          <div class="card"><div class="card-body">${form}</div></div>`,
-      ),
-    );
+    return sendHtml(reply, await creatingPage(pc, valuesOf()));
   });
 
   app.post(urls.triggers, async (req, reply) => {
     const pc = await pageContext(req, deps, 'New trigger', 'triggers');
     if (!pc.project) return sendHtml(reply, noProject(pc));
-    const values = formValues(formOf(req));
-    const again = async (errors: Record<string, string[]>) =>
-      sendHtml(
-        reply,
-        render(
-          pc,
-          html`${pageHead('New trigger')}
-            <div class="card">
-              <div class="card-body">
-                ${await triggerForm(deps, pc, { action: urls.triggers, values, errors, editing: false, cancel: urls.triggers })}
-              </div>
-            </div>`,
-        ),
-        422,
-      );
-    const parsed = TriggerCreateBody.safeParse({ ...bodyOf(values), project_id: pc.project.id }, { error: validationMessage });
-    if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
-    try {
-      const created = await triggers.createTrigger(ctx, sessionOf(req).principal, parsed.data);
-      if (created.token) return detail(req, reply, created.id, created.token, 201);
-      await setFlash(ctx.sql, pc.session.id, `Trigger “${created.name}” created.`);
-      return reply.redirect(urls.trigger(created.id), 303);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
-      throw err;
-    }
+    const projectId = pc.project.id;
+    return submitForm(req, reply, deps, {
+      schema: TriggerCreateBody,
+      input: (form) => ({ ...bodyOf(formValues(form)), project_id: projectId }),
+      show: async (form, errors, status) => sendHtml(reply, await creatingPage(pc, formValues(form), errors), status),
+      save: (body) => triggers.createTrigger(ctx, pc.session.principal, body),
+      // A new token is shown once, on the trigger's page: rendered, not redirected to.
+      done: (created) =>
+        created.token
+          ? detail(req, reply, created.id, created.token, 201)
+          : { flash: `Trigger “${created.name}” created.`, to: urls.trigger(created.id) },
+    });
   });
 
   app.get(`${urls.triggers}/:id`, async (req, reply) => detail(req, reply, idParam(req)));
 
   app.get(`${urls.triggers}/:id/edit`, async (req, reply) => {
-    const id = idParam(req);
-    const pc = await pageContext(req, deps, 'Edit trigger', 'triggers');
-    const t = await triggers.getTrigger(ctx, sessionOf(req).principal, id);
-    const form = await triggerForm(deps, pc, {
-      action: `${urls.trigger(id)}/edit`,
-      values: valuesOf(t),
-      editing: true,
-      cancel: urls.trigger(id),
-    });
-    return sendHtml(
-      reply,
-      render(
-        pc,
-        html`${pageHead(html`Edit ${t.name}`)}
-          <div class="card"><div class="card-body">${form}</div></div>`,
-      ),
-    );
+    const { t, page } = await editing(req);
+    return sendHtml(reply, await page(valuesOf(t)));
   });
 
   app.post(`${urls.triggers}/:id/edit`, async (req, reply) => {
-    const id = idParam(req);
-    const pc = await pageContext(req, deps, 'Edit trigger', 'triggers');
-    const principal = sessionOf(req).principal;
-    const t = await triggers.getTrigger(ctx, principal, id);
-    const values = formValues(formOf(req));
-    const again = async (errors: Record<string, string[]>) =>
-      sendHtml(
-        reply,
-        render(
-          pc,
-          html`${pageHead(html`Edit ${t.name}`)}
-            <div class="card">
-              <div class="card-body">
-                ${await triggerForm(deps, pc, { action: `${urls.trigger(id)}/edit`, values, errors, editing: true, cancel: urls.trigger(id) })}
-              </div>
-            </div>`,
-        ),
-        422,
-      );
-    const parsed = TriggerUpdateBody.safeParse(bodyOf(values), { error: validationMessage });
-    if (!parsed.success) return again(zodIssuesToErrors(parsed.error.issues));
-    try {
-      await triggers.updateTrigger(ctx, principal, id, parsed.data);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'VALIDATION' && err.errors) return again(err.errors);
-      throw err;
-    }
-    // Protection turned on for a trigger that never had a token: make one now, shown once.
-    if (parsed.data.token_protected && !t.token_protected && !t.token_hint) {
-      const regenerated = await triggers.regenerateToken(ctx, principal, id);
-      return detail(req, reply, id, regenerated.token, 200);
-    }
-    await setFlash(ctx.sql, pc.session.id, 'Trigger saved.');
-    return reply.redirect(urls.trigger(id), 303);
+    const { pc, id, t, page } = await editing(req);
+    const principal = pc.session.principal;
+    return submitForm(req, reply, deps, {
+      schema: TriggerUpdateBody,
+      input: (form) => bodyOf(formValues(form)),
+      show: async (form, errors, status) => sendHtml(reply, await page(formValues(form), errors), status),
+      save: (body) => triggers.updateTrigger(ctx, principal, id, body),
+      done: async (_saved, body) => {
+        // Protection turned on for a trigger that never had a token: make one now, shown once.
+        if (body.token_protected && !t.token_protected && !t.token_hint) {
+          const regenerated = await triggers.regenerateToken(ctx, principal, id);
+          return detail(req, reply, id, regenerated.token, 200);
+        }
+        return { flash: 'Trigger saved.', to: urls.trigger(id) };
+      },
+    });
   });
 
   app.post(`${urls.triggers}/:id/token`, async (req, reply) => {

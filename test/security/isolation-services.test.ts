@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Principal } from '../../control-plane/src/accounts/bearer.ts';
+import { listTokens, revokeToken } from '../../control-plane/src/accounts/service.ts';
+import * as monitors from '../../control-plane/src/monitors/service.ts';
+import type { ApiContext } from '../../control-plane/src/platform/http/context.ts';
+import { listMembers } from '../../control-plane/src/projects/members.ts';
+import * as projects from '../../control-plane/src/projects/service.ts';
+import * as badges from '../../control-plane/src/status-pages/badges.ts';
+import * as statusPages from '../../control-plane/src/status-pages/service.ts';
+import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+
+/**
+ * The services the dashboard and MCP call for projects, status pages, badges and tokens: each
+ * refuses what belongs to another tenant, whatever id the caller passes (the front ends check
+ * nothing of their own).
+ */
+const principalOf = (a: TestAccount): Principal => ({
+  userId: a.user_id,
+  tokenId: 'test',
+  organizationIds: new Set([a.organization_id]),
+  ownedOrganizationIds: new Set([a.organization_id]),
+  projectIds: new Set([a.project_id]),
+});
+
+const refusedWith = (code: string) => (err: unknown) => (err as { code?: string }).code === code;
+
+describe('tenancy of the projects, status page, badge and token services', () => {
+  let db: TestDatabase;
+  let ctx: ApiContext;
+  let owner: TestAccount;
+  let other: TestAccount;
+  let monitorId: string;
+
+  before(async () => {
+    db = await createTestDatabase();
+    ctx = { sql: db.sql, now: () => new Date() } as unknown as ApiContext;
+    [owner, other] = await Promise.all([createAccount(db.sql), createAccount(db.sql)]);
+    const m = await monitors.createMonitor(ctx, principalOf(owner), {
+      project_id: owner.project_id,
+      name: 'Owned',
+      url: 'https://example.test/',
+      _method: 'GET',
+      interval: 60,
+      active: true,
+      follow_redirects: true,
+    } as Parameters<typeof monitors.createMonitor>[2]);
+    monitorId = m.id;
+    await badges.createBadge(ctx, principalOf(owner), { monitorId });
+    await statusPages.enableStatusPage(db.sql, principalOf(owner), owner.project_id);
+  });
+  after(() => db.drop());
+
+  it("refuses another tenant's status page, in every verb", async () => {
+    const p = principalOf(other);
+    await assert.rejects(statusPages.statusPageSlug(db.sql, p, owner.project_id), refusedWith('FORBIDDEN'));
+    await assert.rejects(statusPages.enableStatusPage(db.sql, p, owner.project_id), refusedWith('FORBIDDEN'));
+    await assert.rejects(statusPages.regenerateStatusPage(db.sql, p, owner.project_id), refusedWith('FORBIDDEN'));
+    await assert.rejects(statusPages.disableStatusPage(db.sql, p, owner.project_id), refusedWith('FORBIDDEN'));
+    assert.ok(await statusPages.statusPageSlug(db.sql, principalOf(owner), owner.project_id), 'the page is still on');
+  });
+
+  it("does not show, make or remove the badge of another tenant's monitor", async () => {
+    const p = principalOf(other);
+    assert.equal(await badges.badgeSlug(ctx, p, { monitorId }), null);
+    await assert.rejects(badges.createBadge(ctx, p, { monitorId }), refusedWith('NOT_FOUND'));
+    await assert.rejects(badges.deleteBadge(ctx, p, { monitorId }), refusedWith('NOT_FOUND'));
+    const slug = await badges.badgeSlug(ctx, principalOf(owner), { monitorId });
+    assert.ok(slug, 'the owner still has the badge');
+    assert.deepEqual(await badges.findBadge(ctx, slug), { monitor_id: monitorId, heartbeat_id: null, project_id: owner.project_id });
+  });
+
+  it("neither reads, lists, changes nor deletes another tenant's project", async () => {
+    const p = principalOf(other);
+    await assert.rejects(projects.getProject(db.sql, p, owner.project_id), refusedWith('NOT_FOUND'));
+    await assert.rejects(projects.updateProject(db.sql, p, owner.project_id, { name: 'taken' }), refusedWith('NOT_FOUND'));
+    await assert.rejects(projects.deleteProject(db.sql, p, owner.project_id), refusedWith('NOT_FOUND'));
+    await assert.rejects(projects.listProjects(db.sql, p, owner.organization_id, { page: 1, per_page: 10 }), refusedWith('FORBIDDEN'));
+    await assert.rejects(
+      projects.createProject(db.sql, p, { organization_id: owner.organization_id, name: 'Inside', description: '' }),
+      refusedWith('FORBIDDEN'),
+    );
+    const { items } = await projects.listProjects(db.sql, p, undefined, { page: 1, per_page: 10 });
+    assert.deepEqual(
+      items.map((i) => i.id),
+      [other.project_id],
+    );
+    await assert.rejects(listMembers(db.sql, p, owner.organization_id), refusedWith('FORBIDDEN'));
+    assert.equal((await projects.getProject(db.sql, principalOf(owner), owner.project_id)).name, 'Default');
+  });
+
+  it("does not revoke another user's token by its id", async () => {
+    const [token] = await listTokens(db.sql, owner.user_id, 'api');
+    await assert.rejects(revokeToken(db.sql, other.user_id, token!.id, 'api'), refusedWith('NOT_FOUND'));
+    assert.deepEqual(
+      (await listTokens(db.sql, owner.user_id, 'api')).map((t) => t.id),
+      [token!.id],
+    );
+  });
+});
