@@ -4,7 +4,7 @@ import type { ApiContext, App } from '../platform/http/context.ts';
 import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../platform/http/envelopes.ts';
 import { listEnvelope, PageQuery, pageMeta } from '../platform/http/pagination.ts';
 import { IdParams } from '../platform/http/params.ts';
-import { listIncidents, listResults } from './history.ts';
+import { monitorIncidents, monitorResults } from './history.ts';
 import { CheckResultView, IncidentView, Monitor, MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -106,8 +106,7 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
       },
     },
     async (req) => {
-      await service.getMonitor(ctx, principalOf(req), req.params.id);
-      const { items, total } = await listResults(ctx.sql, req.params.id, req.query.region, req.query);
+      const { items, total } = await monitorResults(ctx, principalOf(req), req.params.id, req.query.region, req.query);
       return { data: items, meta: pageMeta(req.query, total) };
     },
   );
@@ -124,8 +123,7 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
       },
     },
     async (req) => {
-      await service.getMonitor(ctx, principalOf(req), req.params.id);
-      const { items, total } = await listIncidents(ctx.sql, req.params.id, req.query, ctx.now());
+      const { items, total } = await monitorIncidents(ctx, principalOf(req), req.params.id, req.query);
       return { data: items, meta: pageMeta(req.query, total) };
     },
   );

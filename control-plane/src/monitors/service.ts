@@ -13,6 +13,11 @@ export async function listMonitors(ctx: ApiContext, p: Principal, projectId: str
   return repo.listMonitors(ctx.sql, projectId ? [projectId] : [...p.projectIds], page, ctx.now());
 }
 
+/** 404 unless the monitor is one of the principal's (a single keyed read, for what reads its history). */
+export async function requireMonitor(ctx: ApiContext, p: Principal, id: string): Promise<void> {
+  if (!(await repo.findRecord(ctx.sql, id, [...p.projectIds]))) throw notFound();
+}
+
 export async function getMonitor(ctx: ApiContext, p: Principal, id: string): Promise<Monitor> {
   const monitor = await repo.findMonitor(ctx.sql, id, [...p.projectIds], ctx.now());
   if (!monitor) throw notFound();

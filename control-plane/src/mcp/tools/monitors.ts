@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { MAX_PER_PAGE } from '../../platform/http/pagination.ts';
-import { listIncidents, listResults } from '../../monitors/history.ts';
+import { monitorIncidents, monitorResults } from '../../monitors/history.ts';
 import { MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { creates, overwrites, readOnly, toggles, type ToolContext } from '../context.ts';
@@ -94,8 +94,7 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
     },
     async ({ id, region, limit: n }) =>
       run(async () => {
-        await monitors.getMonitor(ctx, principal, id);
-        return (await listResults(ctx.sql, id, region, { page: 1, per_page: n })).items;
+        return (await monitorResults(ctx, principal, id, region, { page: 1, per_page: n })).items;
       }),
   );
 
@@ -109,8 +108,7 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
     },
     async ({ id, limit: n }) =>
       run(async () => {
-        await monitors.getMonitor(ctx, principal, id);
-        return (await listIncidents(ctx.sql, id, { page: 1, per_page: n }, ctx.now())).items;
+        return (await monitorIncidents(ctx, principal, id, { page: 1, per_page: n })).items;
       }),
   );
 }

@@ -4,7 +4,7 @@ import { requireProject } from '../../accounts/bearer.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { MAX_PER_PAGE } from '../../platform/http/pagination.ts';
 import * as projects from '../../projects/service.ts';
-import { openIncidents } from '../../monitors/history.ts';
+import { projectOpenIncidents } from '../../monitors/history.ts';
 import { monitorStatuses } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { readOnly, type ToolContext } from '../context.ts';
@@ -56,7 +56,7 @@ export function statusTools(server: McpServer, t: ToolContext): void {
           items.reduce<Record<string, number>>((acc, i) => ({ ...acc, [key(i)]: (acc[key(i)] ?? 0) + 1 }), {});
         const down = ms.filter((m) => m.status === monitorStatuses.down);
         // Oldest first: the one that has lasted longest leads.
-        const incidents = (await openIncidents(ctx.sql, [project_id])).reverse();
+        const incidents = (await projectOpenIncidents(ctx, principal, project_id)).reverse();
         return {
           project_id,
           overall:

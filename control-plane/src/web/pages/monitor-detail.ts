@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
-import { chartRanges, listIncidents, listResults, responseSeries, type ChartRange } from '../../monitors/history.ts';
+import { chartRanges, monitorChart, monitorIncidents, monitorResults, type ChartRange } from '../../monitors/history.ts';
 import type { Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { badgeSlug } from '../../status-pages/badges.ts';
@@ -16,8 +16,8 @@ import { urls } from '../urls.ts';
 import { badgeCard } from './badges.ts';
 import { codesText } from './monitor-form.ts';
 
-type Results = Awaited<ReturnType<typeof listResults>>['items'];
-type Incidents = Awaited<ReturnType<typeof listIncidents>>['items'];
+type Results = Awaited<ReturnType<typeof monitorResults>>['items'];
+type Incidents = Awaited<ReturnType<typeof monitorIncidents>>['items'];
 
 function rangeOf(value: string | undefined): ChartRange {
   return value !== undefined && Object.hasOwn(chartRanges, value) ? (value as ChartRange) : '24h';
@@ -173,9 +173,9 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
     const now = ctx.now();
     const range = rangeOf(queryText(req, 'range'));
     const [{ series, from, to }, results, incidents] = await Promise.all([
-      responseSeries(ctx.sql, id, range, now),
-      listResults(ctx.sql, id, undefined, { page: 1, per_page: 20 }),
-      listIncidents(ctx.sql, id, { page: 1, per_page: 10 }, now),
+      monitorChart(ctx, principal, id, range),
+      monitorResults(ctx, principal, id, undefined, { page: 1, per_page: 20 }),
+      monitorIncidents(ctx, principal, id, { page: 1, per_page: 10 }),
     ]);
     const body = live(monitor, range, responseChart(series, from, to), results.items, incidents.items, now);
     if (queryText(req, 'fragment')) return sendHtml(reply, body);

@@ -2,7 +2,7 @@ import type { App } from '../../platform/http/context.ts';
 import { queryInt } from '../../platform/http/params.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { sparklines, type SparkPoint } from '../../monitors/history.ts';
+import { projectSparklines, type SparkPoint } from '../../monitors/history.ts';
 import { sparkline } from '../charts.ts';
 import { emptyState, formatMs, formatUptime, monitorPill } from '../components.ts';
 import { queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
@@ -94,10 +94,11 @@ export function monitorListRoutes(app: App, deps: WebDeps): void {
     if (!pc.project) return sendHtml(reply, noProject(pc));
     const page = pageNumber.safeParse(queryText(req, 'page')).data ?? 1;
     const { items, total } = await monitors.listMonitors(ctx, sessionOf(req).principal, pc.project.id, { page, per_page: PER_PAGE });
-    const sparks = await sparklines(
-      ctx.sql,
+    const sparks = await projectSparklines(
+      ctx,
+      sessionOf(req).principal,
+      pc.project.id,
       items.map((m) => m.id),
-      ctx.now(),
     );
     const body = live(items, sparks, total, page);
     if (queryText(req, 'fragment')) return sendHtml(reply, body);

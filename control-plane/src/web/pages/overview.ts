@@ -3,7 +3,7 @@ import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { openIncidents, sparklines, type OpenIncident, type SparkPoint } from '../../monitors/history.ts';
+import { projectOpenIncidents, projectSparklines, type OpenIncident, type SparkPoint } from '../../monitors/history.ts';
 import { sparkline } from '../charts.ts';
 import { formatDuration, formatUptime, fromNow, heartbeatPill, monitorPill } from '../components.ts';
 import { queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
@@ -123,12 +123,13 @@ export function overviewRoutes(app: App, deps: WebDeps): void {
     const [ms, hs, open] = await Promise.all([
       monitors.listMonitors(ctx, principal, pc.project.id, { page: 1, per_page: 100 }),
       heartbeats.listHeartbeats(ctx, principal, pc.project.id, { page: 1, per_page: 100 }),
-      openIncidents(ctx.sql, [pc.project.id]),
+      projectOpenIncidents(ctx, principal, pc.project.id),
     ]);
-    const sparks = await sparklines(
-      ctx.sql,
+    const sparks = await projectSparklines(
+      ctx,
+      principal,
+      pc.project.id,
       ms.items.slice(0, SHOWN).map((m) => m.id),
-      now,
     );
     const up = ms.items.filter((m) => m.status === monitorStatuses.up).length;
     const beating = hs.items.filter((h) => h.status === 'up' || h.status === 'running').length;

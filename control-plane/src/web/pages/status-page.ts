@@ -3,7 +3,7 @@ import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { dailyUptime, openIncidents, type DayUptime, type OpenIncident } from '../../monitors/history.ts';
+import { projectDailyUptime, projectOpenIncidents, type DayUptime, type OpenIncident } from '../../monitors/history.ts';
 import { uptimeBars } from '../charts.ts';
 import { formatDuration, formatUptime, heartbeatPill, monitorPill, timeTag } from '../components.ts';
 import { queryText, sendHtml, type WebDeps } from '../context.ts';
@@ -66,12 +66,13 @@ export function statusPageRoutes(app: App, deps: WebDeps): void {
     const [ms, hs, open] = await Promise.all([
       monitors.listMonitors(ctx, principal, page.project_id, { page: 1, per_page: 100 }),
       heartbeats.listHeartbeats(ctx, principal, page.project_id, { page: 1, per_page: 100 }),
-      openIncidents(ctx.sql, [page.project_id]),
+      projectOpenIncidents(ctx, principal, page.project_id),
     ]);
-    const uptime = await dailyUptime(
-      ctx.sql,
+    const uptime = await projectDailyUptime(
+      ctx,
+      principal,
+      page.project_id,
       ms.items.map((m) => m.id),
-      now,
       DAYS,
     );
     const body = html`${overall(ms.items, hs.items)} ${incidents(open, now)}

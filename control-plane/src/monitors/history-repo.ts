@@ -1,0 +1,215 @@
+import type { z } from 'zod';
+import type { Sql } from '../platform/db/sql.ts';
+import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
+import { formatTimestamp } from '../platform/http/time.ts';
+import type { CheckResultView, IncidentView } from './schemas.ts';
+
+/** Recent checks of a monitor, newest first (history.ts checks the monitor is the caller's). */
+export async function listResults(sql: Sql, monitorId: string, region: string | undefined, page: PageQuery) {
+  const rows = await sql`
+    select *, count(*) over ()::int as total from check_results
+    where monitor_id = ${monitorId} ${region ? sql`and region = ${region}` : sql``}
+    order by scheduled_at desc, region
+    limit ${page.per_page} offset ${offsetOf(page)}`;
+  const total =
+    (rows[0]?.total as number | undefined) ??
+    (
+      await sql<
+        { n: number }[]
+      >`select count(*)::int as n from check_results where monitor_id = ${monitorId} ${region ? sql`and region = ${region}` : sql``}`
+    )[0]!.n;
+  const items: z.infer<typeof CheckResultView>[] = rows.map((r) => ({
+    region: r.region as string,
+    scheduled_at: formatTimestamp(r.scheduled_at as string),
+    checked_at: formatTimestamp(r.checked_at as string),
+    ok: r.ok as boolean,
+    status_code: r.status_code as number | null,
+    timings: { dns: r.dns_ms, connect: r.connect_ms, tls: r.tls_ms, ttfb: r.ttfb_ms, total: r.total_ms },
+    error: r.error_class ? { class: r.error_class as string, message: (r.error_message as string | null) ?? '' } : null,
+    attempts: r.attempts as number,
+    agent_id: r.agent_id as string,
+  }));
+  return { items, total };
+}
+
+export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery, now: Date) {
+  const ts = now.toISOString();
+  const rows = await sql<
+    { id: string; started_at: string; ended_at: string | null; duration: number; cause: string; regions: string[]; total: number }[]
+  >`
+    select id, started_at, ended_at, cause, regions,
+      floor(extract(epoch from (coalesce(ended_at, ${ts}::timestamptz) - started_at)))::int as duration,
+      count(*) over ()::int as total
+    from incidents where monitor_id = ${monitorId}
+    order by started_at desc
+    limit ${page.per_page} offset ${offsetOf(page)}`;
+  const total =
+    rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from incidents where monitor_id = ${monitorId}`)[0]!.n;
+  const items: z.infer<typeof IncidentView>[] = rows.map((r) => ({
+    id: r.id,
+    started_at: formatTimestamp(r.started_at),
+    ended_at: formatTimestamp(r.ended_at),
+    duration: Math.max(0, r.duration),
+    cause: r.cause,
+    regions: r.regions,
+  }));
+  return { items, total };
+}
+
+// Reads behind the dashboard's charts and the status page. The monitors are read within one
+// project: ids of another project's monitors give nothing.
+
+export interface SparkPoint {
+  /** Mean response time of the slot's successful checks; null when every region failed. */
+  ms: number | null;
+  ok: boolean;
+}
+
+export interface Series {
+  name: string;
+  /** ms: mean response time of the bucket's successful checks (null: none succeeded). */
+  points: readonly { t: number; ms: number | null; failures: number }[];
+}
+
+export interface DayUptime {
+  day: string;
+  /** Percent, or null before the monitor existed. */
+  uptime: number | null;
+}
+
+const epoch = (pg: string) => Date.parse(formatTimestamp(pg));
+
+/** The latest checks of each monitor (regions averaged per slot), oldest first, for sparklines. */
+export async function sparklines(
+  sql: Sql,
+  projectId: string,
+  monitorIds: readonly string[],
+  now: Date,
+  count = 40,
+): Promise<Map<string, SparkPoint[]>> {
+  const out = new Map<string, SparkPoint[]>();
+  if (monitorIds.length === 0) return out;
+  const since = new Date(now.getTime() - 24 * 3_600_000);
+  // A failed check's time is its timeout, not a response time: it is a red dot, not part of the line.
+  const rows = await sql<{ monitor_id: string; ms: number | null; ok: boolean }[]>`
+    select monitor_id, scheduled_at, (avg(total_ms) filter (where ok))::float8 as ms, bool_and(ok) as ok
+    from (
+      select monitor_id, scheduled_at, total_ms, ok,
+        dense_rank() over (partition by monitor_id order by scheduled_at desc) as rank
+      from check_results
+      where monitor_id in (select id from monitors where id = any(${sql.array([...monitorIds])}::uuid[]) and project_id = ${projectId})
+        and scheduled_at > ${since}
+    ) recent
+    where rank <= ${count}
+    group by monitor_id, scheduled_at
+    order by monitor_id, scheduled_at`;
+  for (const r of rows) {
+    const list = out.get(r.monitor_id) ?? [];
+    list.push({ ms: r.ms, ok: r.ok });
+    out.set(r.monitor_id, list);
+  }
+  return out;
+}
+
+export const chartRanges = {
+  '1h': 3_600_000,
+  '24h': 24 * 3_600_000,
+  '7d': 7 * 24 * 3_600_000,
+  '30d': 30 * 24 * 3_600_000,
+} as const;
+export type ChartRange = keyof typeof chartRanges;
+
+/**
+ * Response time per region over a range, in about 120 points: raw results averaged into
+ * buckets up to a day back, hourly rollups beyond (raw results may be gone by then).
+ */
+export async function responseSeries(
+  sql: Sql,
+  monitorId: string,
+  range: ChartRange,
+  now: Date,
+): Promise<{ series: Series[]; from: number; to: number }> {
+  const to = now.getTime();
+  const from = to - chartRanges[range];
+  const since = new Date(from);
+  let rows: { region: string; t: string; ms: number | null; failures: number }[];
+  if (chartRanges[range] <= chartRanges['24h']) {
+    const bucket = Math.max(30, Math.round(chartRanges[range] / 1000 / 120));
+    rows = await sql`
+      select region, to_timestamp(floor(extract(epoch from scheduled_at) / ${bucket}) * ${bucket}) as t,
+        (avg(total_ms) filter (where ok))::float8 as ms, (count(*) filter (where not ok))::int as failures
+      from check_results where monitor_id = ${monitorId} and scheduled_at > ${since}
+      group by 1, 2 order by 2`;
+  } else {
+    const hours = range === '7d' ? 1 : 6;
+    rows = await sql`
+      select region, to_timestamp(floor(extract(epoch from hour) / ${hours * 3600}) * ${hours * 3600}) as t,
+        (sum(total_ms_sum) / nullif(sum(checks), 0))::float8 as ms, sum(failures)::int as failures
+      from check_rollups where monitor_id = ${monitorId} and hour > ${since}
+      group by 1, 2 having sum(checks) > 0 order by 2`;
+  }
+  const byRegion = new Map<string, Series['points'][number][]>();
+  for (const r of rows) {
+    const list = byRegion.get(r.region) ?? [];
+    list.push({ t: epoch(r.t), ms: r.ms, failures: r.failures });
+    byRegion.set(r.region, list);
+  }
+  const series = [...byRegion.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, points]) => ({ name, points }));
+  return { series, from, to };
+}
+
+/**
+ * Uptime per UTC day over the last `days` days, from incidents (the same source as a monitor's
+ * `uptime`): the share of the day, since the monitor was created, not inside an incident.
+ */
+export async function dailyUptime(
+  sql: Sql,
+  projectId: string,
+  monitorIds: readonly string[],
+  now: Date,
+  days = 90,
+): Promise<Map<string, DayUptime[]>> {
+  const out = new Map<string, DayUptime[]>();
+  if (monitorIds.length === 0) return out;
+  const rows = await sql<{ monitor_id: string; day: string; span: number; down: number }[]>`
+    select m.id as monitor_id, to_char(d.day, 'YYYY-MM-DD') as day,
+      extract(epoch from (least(d.day + interval '1 day', ${now}::timestamptz) - greatest(d.day, m.created_at)))::float8 as span,
+      coalesce(sum(case when i.id is null then 0 else extract(epoch from (
+        least(coalesce(i.ended_at, ${now}::timestamptz), d.day + interval '1 day', ${now}::timestamptz) - greatest(i.started_at, d.day, m.created_at)
+      )) end), 0)::float8 as down
+    from monitors m
+    cross join generate_series(
+      date_trunc('day', ${now}::timestamptz) - make_interval(days => ${days - 1}),
+      date_trunc('day', ${now}::timestamptz), interval '1 day') as d(day)
+    left join incidents i on i.monitor_id = m.id
+      and i.started_at < d.day + interval '1 day' and coalesce(i.ended_at, ${now}::timestamptz) > greatest(d.day, m.created_at)
+    where m.id = any(${sql.array([...monitorIds])}::uuid[]) and m.project_id = ${projectId}
+    group by m.id, m.created_at, d.day
+    order by m.id, d.day`;
+  for (const r of rows) {
+    const list = out.get(r.monitor_id) ?? [];
+    list.push({ day: r.day, uptime: r.span <= 0 ? null : Math.max(0, Math.min(100, 100 * (1 - r.down / r.span))) });
+    out.set(r.monitor_id, list);
+  }
+  return out;
+}
+
+export interface OpenIncident {
+  id: string;
+  monitor_id: string;
+  monitor_name: string;
+  started_at: string;
+  cause: string;
+  regions: string[];
+}
+
+/** The ongoing incidents of the projects' monitors, newest first. */
+export async function openIncidents(sql: Sql, projectIds: readonly string[]): Promise<OpenIncident[]> {
+  if (projectIds.length === 0) return [];
+  const rows = await sql<OpenIncident[]>`
+    select i.id, i.monitor_id, m.name as monitor_name, i.started_at, i.cause, i.regions
+    from incidents i join monitors m on m.id = i.monitor_id
+    where i.ended_at is null and m.project_id = any(${sql.array([...projectIds])}::uuid[])
+    order by i.started_at desc`;
+  return rows.map((r) => ({ ...r, started_at: formatTimestamp(r.started_at) }));
+}
