@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../shared/src/config.ts';
 import { allRoles, type Role } from '../../control-plane/src/runtime/roles.ts';
 import { startControlPlane, type RunningControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
+import type { Clock } from '../../control-plane/src/platform/clock.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from './db.ts';
 import { createTestNats, type TestNats } from './nats.ts';
 import { registerSecret } from './secrets.ts';
@@ -15,9 +16,12 @@ export interface TestControlPlane {
   stop(): Promise<void>;
 }
 
-/** A control plane on a free loopback port, over this file's own database and namespace. */
+/**
+ * A control plane on a free loopback port, over this file's own database and namespace; every
+ * role on `clock` when one is given (a manual clock the test moves), else on the system clock.
+ */
 export async function startTestControlPlane(
-  opts: { roles?: readonly Role[]; env?: Record<string, string> } = {},
+  opts: { roles?: readonly Role[]; env?: Record<string, string>; clock?: Clock } = {},
 ): Promise<TestControlPlane> {
   const db = await createTestDatabase();
   const nats = await createTestNats();
@@ -30,7 +34,15 @@ export async function startTestControlPlane(
     ...opts.env,
   });
   registerSecret(config.SECRET_KEY);
-  const cp = await startControlPlane({ config, log: quietLog, sql: db.sql, nc: nats.nc, roles: opts.roles ?? allRoles, port: 0 });
+  const cp = await startControlPlane({
+    config,
+    log: quietLog,
+    sql: db.sql,
+    nc: nats.nc,
+    roles: opts.roles ?? allRoles,
+    port: 0,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   return {
     url: cp.url!,
     config,

@@ -17,7 +17,7 @@ const jsonRpcError = (message: string) => ({ jsonrpc: '2.0', error: { code: -320
  * the others get the application's 405 (Allow: POST), which is what the protocol asks for.
  */
 export async function registerMcp(app: App, ctx: HeartbeatContext): Promise<void> {
-  const auth = createAuthenticator({ sql: ctx.sql, log: ctx.log, kind: 'mcp' });
+  const auth = createAuthenticator({ sql: ctx.sql, log: ctx.log, kind: 'mcp', now: ctx.now });
   app.addHook('onClose', () => auth.stop());
 
   await app.register(async (scope: App) => {

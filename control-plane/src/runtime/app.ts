@@ -93,14 +93,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await pingEdgeRoutes(scope, ctx);
   });
   await app.register((scope: App) => notifyUrlRoutes(scope, { ...ctx, outbox }));
-  const auth = createAuthenticator({ sql: deps.sql, log: deps.log, kind: 'api' });
+  const auth = createAuthenticator({ sql: deps.sql, log: deps.log, kind: 'api', now: ctx.now });
   const limiter = createRateLimiter({ perMinute: deps.config.API_RATE_LIMIT });
   app.addHook('onClose', () => auth.stop());
   await app.register(async (api: App) => {
     markBearerRoutes(api);
     api.addHook('onRequest', async (req) => {
       req.principal = await auth.authenticate(req);
-      const wait = limiter.take(req.principal.tokenId, Date.now());
+      const wait = limiter.take(req.principal.tokenId, ctx.now().getTime());
       if (wait > 0) throw new AppError('RATE_LIMITED', undefined, undefined, { 'retry-after': String(wait) });
     });
     organizationRoutes(api, ctx);

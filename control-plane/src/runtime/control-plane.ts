@@ -9,7 +9,7 @@ import type { Role } from './roles.ts';
 import { deriveKeys, masterKey } from './keys.ts';
 import { startAssigner } from '../monitors/assign/assigner.ts';
 import { moveStoredUrlCredentials } from '../monitors/stored-credentials.ts';
-import type { Clock } from '../platform/clock.ts';
+import { dateNow, systemClock, type Clock } from '../platform/clock.ts';
 import { startDeadline } from '../heartbeats/deadline/role.ts';
 import { createOutboxPublisher } from '../platform/outbox.ts';
 import { ingestLag, startIngest } from '../monitors/ingest/consumer.ts';
@@ -31,7 +31,10 @@ export interface ControlPlaneOptions {
   port?: number;
   /** The process's metrics registry (shared with an agent in the same process). */
   metrics?: Metrics;
-  /** Test seam: the clock of the heartbeat rules and deadlines; the system clock when left out. */
+  /**
+   * The clock of every role (platform/clock.ts); the system clock when left out. Tests pass one
+   * they advance.
+   */
   clock?: Clock;
   /** Knobs of the notify role (tests shorten its back-off and lease). */
   notify?: NotifyTuning;
@@ -56,6 +59,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
   const keys = deriveKeys(masterKey(config));
   const metrics = opts.metrics ?? createMetrics();
   const names = natsNames(config.NATS_NAMESPACE);
+  const clock = opts.clock ?? systemClock;
+  const now = dateNow(clock);
   await ensureStreams(opts.nc, names, { replicas: config.NATS_REPLICAS });
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -80,11 +85,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
         log,
         replicas: config.NATS_REPLICAS,
         checkKey: keys.checkCredentials,
+        now: () => clock.now(),
       });
       stops.push(assigner.stop);
     }
     if (opts.roles.includes('ingest')) {
-      const ingest = await startIngest({ sql: opts.sql, nc: opts.nc, names, log, outbox: outbox! });
+      const ingest = await startIngest({ sql: opts.sql, nc: opts.nc, names, log, outbox: outbox!, now });
       metrics.counter(
         'uptime_ingest_results_stored_total',
         'Check results written to Postgres by this process.',
@@ -99,6 +105,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
         sql: opts.sql,
         log,
         days: { results: config.RESULTS_RETENTION_DAYS, history: config.HISTORY_RETENTION_DAYS },
+        now,
       });
       stops.push(async () => retention.stop());
     }
@@ -112,17 +119,16 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
         partitions: config.PING_PARTITIONS,
         replicas: config.NATS_REPLICAS,
         metrics,
-        ...(opts.clock ? { clock: opts.clock } : {}),
+        clock,
       });
       stops.push(deadline.stop);
     }
     if (opts.roles.includes('notify')) {
-      const notify = await startNotifyRole({ sql: opts.sql, log, config, keys, metrics, ...opts.notify });
+      const notify = await startNotifyRole({ sql: opts.sql, log, config, keys, metrics, now, ...opts.notify });
       stops.push(notify.stop);
     }
 
     if (opts.roles.includes('api')) {
-      const clock = opts.clock;
       app = await buildApp({
         config,
         sql: opts.sql,
@@ -131,7 +137,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
         keys,
         metrics,
         ...(outbox ? { outbox } : {}),
-        ...(clock ? { now: () => new Date(clock.now()) } : {}),
+        now,
       });
       await app.listen({ port: opts.port ?? config.PORT, host: config.HOST });
       const addr = app.server.address();

@@ -84,7 +84,7 @@ export async function registerPingEdge(app: AnyFastify, opts: PingEdgeOptions): 
       return unavailable(reply);
     }
     if (!known) return answer(reply, 404, 'Not found');
-    const wait = limiter?.take(target.heartbeatId, Date.now()) ?? 0;
+    const wait = limiter?.take(target.heartbeatId, now().getTime()) ?? 0;
     if (wait > 0) return answer(reply.header('retry-after', String(wait)), 429, 'Too many pings');
 
     const body = req.body as PingBody | undefined;

@@ -1,6 +1,7 @@
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import { durableConsumer } from '../../platform/nats/durable.ts';
+import { startConsumer, type ConsumerCounters } from '../../platform/nats/consumer.ts';
+import { Ping } from '../../../../shared/src/contracts/pings.ts';
 import type { Logger } from '../../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../../shared/src/nats.ts';
 import type { Names } from '../../../../shared/src/subjects.ts';
@@ -19,63 +20,55 @@ export interface PartitionConsumer {
 
 /**
  * The durable consumer of one PINGS partition, shared by whichever process holds the partition's
- * lease. Explicit acks, sent only after the ping's effects committed; a delivery not acknowledged
- * within `ackWaitMs` (its process died) goes to the next holder. Pulls expire every second, so a
- * process that gives the partition back has stopped pulling a second later.
+ * lease, through the consumer kit (platform/nats/consumer.ts). Explicit acks, sent only after the
+ * ping's effects committed; a delivery not acknowledged within `ackWaitMs` (its process died)
+ * goes to the next holder. Pulls expire every second, so a process that gives the partition back
+ * has stopped pulling a second later; a new consumer leader is pulled from as soon as it is
+ * announced. A message that is not a valid ping is terminated and logged.
  */
 export async function consumePartition(opts: {
   nc: NatsConnection;
   names: Names;
   partition: number;
   log: Logger;
-  onMessage(msg: JsMsg): void;
+  /** Every delivery, valid or not, before it is parsed: false when the role has the ping already. */
+  onDelivered(msg: JsMsg): boolean;
+  onPing(msg: JsMsg, ping: Ping): void;
+  /** How an invalid ping is terminated (the role answers every delivery it holds). */
+  terminate(msg: JsMsg): void;
   /** A pull ended: how many pings it delivered, and how many waited behind the last one. */
   onPulled?(delivered: number, pendingAfter: number | undefined): void;
+  /** Where invalid pings are counted, shared by the partitions of a process. */
+  counters: ConsumerCounters;
   ackWaitMs?: number;
   expiresMs?: number;
 }): Promise<PartitionConsumer> {
-  const stream = opts.names.streams.pings;
-  const durable = consumerName(opts.partition);
-  const consumer = await durableConsumer(opts.nc, stream, {
-    durable_name: durable,
-    filter_subject: opts.names.subjects.pingPartition(opts.partition),
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: nanos(opts.ackWaitMs ?? 10_000),
-    max_ack_pending: MAX_ACK_PENDING,
-  });
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        const iter = await consumer.fetch({ max_messages: 1_000, expires: opts.expiresMs ?? 1_000 });
-        let delivered = 0;
-        let pendingAfter: number | undefined;
-        for await (const m of iter) {
-          delivered++;
-          pendingAfter = m.info.pending;
-          opts.onMessage(m);
-        }
-        opts.onPulled?.(delivered, pendingAfter);
-      } catch (err) {
-        if (stopped) break;
-        // A pull whose idle heartbeats came late (this process busy, or the server holding back
-        // while every allowed delivery waits for its answer) ends with this: pull again at once.
-        if (err instanceof Error && err.message === 'heartbeats missed') {
-          opts.log.debug({ partition: opts.partition }, 'pull ended without heartbeats; pulling again');
-          continue;
-        }
-        opts.log.warn({ err, partition: opts.partition }, 'fetching pings failed; retrying');
-        await new Promise((r) => setTimeout(r, 1_000));
-      }
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
+  const consumer = await startConsumer({
+    nc: opts.nc,
+    log: opts.log,
+    stream: opts.names.streams.pings,
+    config: {
+      durable_name: consumerName(opts.partition),
+      filter_subject: opts.names.subjects.pingPartition(opts.partition),
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(opts.ackWaitMs ?? 10_000),
+      max_ack_pending: MAX_ACK_PENDING,
     },
+    schema: Ping,
+    noun: 'ping',
+    pull: {
+      kind: 'rounds',
+      maxMessages: 1_000,
+      expiresMs: opts.expiresMs ?? 1_000,
+      ...(opts.onPulled ? { onPulled: opts.onPulled } : {}),
+    },
+    handler: { kind: 'messages', delivered: opts.onDelivered, handle: opts.onPing, terminate: opts.terminate },
+    counters: opts.counters,
+  });
+  return {
+    stop: () => consumer.stop(),
     async state() {
-      const info = await consumer.info(false);
+      const info = await consumer.info();
       return { pending: info.num_pending, ackPending: info.num_ack_pending };
     },
   };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JsMsg } from '@nats-io/jetstream';
-import { Ping } from '../../../../shared/src/contracts/pings.ts';
+import type { Ping } from '../../../../shared/src/contracts/pings.ts';
 import type { Logger } from '../../../../shared/src/logger.ts';
 import type { Metrics } from '../../../../shared/src/metrics.ts';
 import type { NatsConnection } from '../../../../shared/src/nats.ts';
@@ -15,6 +15,7 @@ import { deadlineOf } from '../state.ts';
 import { createActors } from './actors.ts';
 import { systemClock, type Clock } from '../../platform/clock.ts';
 import { consumePartition, MAX_ACK_PENDING, type PartitionConsumer } from './consumer.ts';
+import { newCounters } from '../../platform/nats/consumer.ts';
 import { createDeliveries } from './deliveries.ts';
 import { leaseTiming } from './lease-plan.ts';
 import { startLeases, type Leases } from './leases.ts';
@@ -110,7 +111,8 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const owns = (id: string) => (owned.size === opts.partitions && (leases?.holdsAll() ?? true)) || holds(partitionOf(id));
   const deliveries = createDeliveries();
   const retries = new Set<NodeJS.Timeout>();
-  let invalid = 0;
+  // Invalid pings, over every partition held since the start.
+  const counters = newCounters();
 
   const hold = (): HeldPartition => {
     const pclock = createPartitionClock(clock);
@@ -178,32 +180,25 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     onError: (err) => log.error({ err }, 'deadline batch crashed'),
   });
 
-  const receive = (partition: number, msg: JsMsg) => {
+  /** Every delivery of a partition, valid or not: what it says of the backlog, and whether the ping is held already. */
+  const observe = (partition: number, msg: JsMsg) => {
     const h = held.get(partition);
     if (h) {
       if (msg.info.pending > 0) h.backlogSeen = true;
       h.clock.delivered(msg.time.getTime(), msg.info.pending);
     }
-    if (!deliveries.hold(msg, partition)) return;
+    if (!deliveries.hold(msg, partition)) return false;
     // At the cap the server delivers nothing more until pings are answered: what waits is unknown.
     if (h && deliveries.heldIn(partition) >= MAX_ACK_PENDING) h.clock.setCaughtUp(false);
-    let parsed: ReturnType<typeof Ping.safeParse> | undefined;
-    try {
-      parsed = Ping.safeParse(msg.json());
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed?.success) {
-      invalid++;
-      log.warn({ subject: msg.subject, seq: msg.seq, issues: parsed?.error?.issues.slice(0, 3) }, 'invalid ping terminated');
-      deliveries.settle(msg.seq, (m) => m.term());
-      return;
-    }
+    return true;
+  };
+
+  const receive = (partition: number, msg: JsMsg, ping: Ping) => {
     if (!holds(partition)) {
       deliveries.settle(msg.seq, (m) => m.nak());
       return;
     }
-    actors.ping(parsed.data.heartbeat_id, { seq: msg.seq, ping: parsed.data, at: msg.time });
+    actors.ping(ping.heartbeat_id, { seq: msg.seq, ping, at: msg.time });
   };
 
   /** Arms the partitions' deadlines and reconciles their KV keys. `force` after a lost database connection, when notifications may have been missed. */
@@ -254,7 +249,10 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
           names: opts.names,
           partition: p,
           log,
-          onMessage: (m) => receive(p, m),
+          onDelivered: (m) => observe(p, m),
+          onPing: (m, ping) => receive(p, m, ping),
+          terminate: (m) => deliveries.settle(m.seq, (d) => d.term()),
+          counters,
           onPulled: (delivered, pendingAfter) => {
             const h = held.get(p);
             if (h && !h.clock.backlog.caughtUp && (delivered === 0 || pendingAfter === 0)) void checkCaughtUp(p);
@@ -312,7 +310,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     stats: () => {
       let armed = 0;
       for (const h of held.values()) armed += h.timers.size;
-      return { owned: leases.owned(), caughtUp: caughtUp(), armed, ...actors.stats(), ...runner.stats(), invalid };
+      return { owned: leases.owned(), caughtUp: caughtUp(), armed, ...actors.stats(), ...runner.stats(), invalid: counters.invalid };
     },
     async stop() {
       await leases.stop();
