@@ -2,7 +2,7 @@ import type { Db, Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp, relativeTime } from '../platform/http/time.ts';
 import { monitorStatuses, type Monitor } from './schemas.ts';
-import { withoutUrlCredentials } from './url-credentials.ts';
+import { withoutUrlCredentials, type BasicAuthColumns } from './url-credentials.ts';
 
 export interface MonitorRecord {
   id: string;
@@ -156,4 +156,27 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
 export async function deleteMonitor(sql: Sql, id: string, projectIds: readonly string[]): Promise<boolean> {
   const rows = await sql`delete from monitors where id = ${id} and project_id = any(${sql.array([...projectIds])}::uuid[]) returning id`;
   return rows.length > 0;
+}
+
+/** Monitors whose stored URL may still hold credentials (written before they were split off on write). */
+export async function monitorsWithUrlCredentials(sql: Sql): Promise<(BasicAuthColumns & { id: string })[]> {
+  return sql<(BasicAuthColumns & { id: string })[]>`
+    select id, url, basic_auth_username, basic_auth_password_sealed from monitors where url like '%@%'`;
+}
+
+/** Writes the credentials split off a URL, if the URL is still the one read; whether it was. */
+export async function replaceUrlCredentials(sql: Sql, id: string, readUrl: string, m: BasicAuthColumns): Promise<boolean> {
+  const updated = await sql`
+    update monitors set url = ${m.url}, basic_auth_username = ${m.basic_auth_username},
+      basic_auth_password_sealed = ${m.basic_auth_password_sealed}, updated_at = now()
+    where id = ${id} and url = ${readUrl}`;
+  return updated.count > 0;
+}
+
+/** Deletes up to `limit` check results scheduled before `cutoff` (retention); how many. */
+export async function pruneResults(sql: Sql, cutoff: string, limit: number): Promise<number> {
+  const { count } = await sql`
+    delete from check_results where ctid = any(array(
+      select ctid from check_results where scheduled_at < ${cutoff} limit ${limit}))`;
+  return count;
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { IntegrationType } from '../../../shared/src/contracts/notify.ts';
 import type { Sql } from '../platform/db/sql.ts';
-import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
+import * as repo from './log-repo.ts';
+import type { PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
 
 export const deliveryStatuses = ['pending', 'sending', 'delivered', 'dead'] as const;
@@ -27,31 +28,7 @@ export const DeliveryView = z
   .meta({ id: 'Delivery' });
 export type DeliveryView = z.infer<typeof DeliveryView>;
 
-interface Row {
-  id: string;
-  event_id: string;
-  kind: string;
-  message: string;
-  subject: DeliveryView['subject'];
-  integration_id: string;
-  integration_name: string;
-  integration_type: DeliveryView['integration']['type'];
-  status: DeliveryView['status'];
-  attempts: number;
-  last_error: string | null;
-  next_attempt_at: string;
-  delivered_at: string | null;
-  created_at: string;
-  updated_at: string;
-  total?: number;
-}
-
-const columns = (sql: Sql) => sql`
-  d.id, d.event_id, d.kind, d.payload->>'message' as message, d.payload->'subject' as subject,
-  i.id as integration_id, i.name as integration_name, i.type as integration_type,
-  d.status, d.attempts, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at, d.updated_at`;
-
-function toView(r: Row): DeliveryView {
+function toView(r: repo.DeliveryRow): DeliveryView {
   return {
     id: r.id,
     event_id: r.event_id,
@@ -71,27 +48,14 @@ function toView(r: Row): DeliveryView {
 
 /** An integration's deliveries, newest first. */
 export async function deliveriesOfIntegration(sql: Sql, integrationId: string, page: PageQuery) {
-  const rows = await sql<Row[]>`
-    select ${columns(sql)}, count(*) over ()::int as total
-    from deliveries d join integrations i on i.id = d.integration_id
-    where d.integration_id = ${integrationId}
-    order by d.created_at desc, d.id desc
-    limit ${page.per_page} offset ${offsetOf(page)}`;
-  const total =
-    rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from deliveries where integration_id = ${integrationId}`)[0]!.n;
+  const { rows, total } = await repo.deliveriesOfIntegration(sql, integrationId, page);
   return { items: rows.map(toView), total };
 }
 
 /** The deliveries of these events, grouped by event id. */
 export async function deliveriesOfEvents(sql: Sql, eventIds: readonly string[]): Promise<Map<string, DeliveryView[]>> {
   const out = new Map<string, DeliveryView[]>();
-  if (eventIds.length === 0) return out;
-  const rows = await sql<Row[]>`
-    select ${columns(sql)}
-    from deliveries d join integrations i on i.id = d.integration_id
-    where d.event_id = any(${sql.array([...eventIds])}::uuid[])
-    order by d.created_at, i.name, d.id`;
-  for (const r of rows) {
+  for (const r of await repo.deliveriesOfEvents(sql, eventIds)) {
     const list = out.get(r.event_id) ?? [];
     list.push(toView(r));
     out.set(r.event_id, list);

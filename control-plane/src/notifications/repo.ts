@@ -144,3 +144,11 @@ export async function recordTestDelivery(
     values (${d.id}, ${d.payload.id}, ${d.integration_id}, ${d.project_id}, ${d.payload.event}, ${sql.json(d.payload as never)},
       ${d.error === null ? 'delivered' : 'dead'}, 1, ${d.error}, ${d.error === null ? sql`now()` : null})`;
 }
+
+/** Deletes up to `limit` delivered or dead deliveries made before `cutoff` (retention); never one still to be sent. */
+export async function pruneFinishedDeliveries(sql: Sql, cutoff: string, limit: number): Promise<number> {
+  const { count } = await sql`
+    delete from deliveries where ctid = any(array(
+      select ctid from deliveries where created_at < ${cutoff} and status in ('delivered', 'dead') limit ${limit}))`;
+  return count;
+}

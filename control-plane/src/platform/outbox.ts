@@ -139,3 +139,14 @@ export function createOutboxPublisher(opts: {
     },
   };
 }
+
+/**
+ * Deletes up to `limit` events recorded before `cutoff` that are published and routed (retention):
+ * never one the outbox still has to publish, nor an alert still waiting for its deliveries.
+ */
+export async function prunePublishedEvents(sql: Sql, cutoff: string, limit: number): Promise<number> {
+  const { count } = await sql`
+    delete from outbox_events where ctid = any(array(
+      select ctid from outbox_events where created_at < ${cutoff} and published_at is not null and notified_at is not null limit ${limit}))`;
+  return count;
+}

@@ -1,5 +1,9 @@
 import type { Logger } from '../../../shared/src/logger.ts';
+import { pruneResults } from '../monitors/repo.ts';
+import { pruneFinishedDeliveries } from '../notifications/repo.ts';
 import type { Sql } from '../platform/db/sql.ts';
+import { prunePublishedEvents } from '../platform/outbox.ts';
+import { pruneCalls } from '../triggers/repo.ts';
 
 /** Rows deleted per statement: short transactions, no long locks. */
 const CHUNK = 10_000;
@@ -12,41 +16,16 @@ export interface RetentionDays {
 }
 
 /**
- * What is deleted, each kind by its own age column: raw check results; events once published
- * and routed (never one the outbox still has to publish, nor an alert still waiting for its deliveries); deliveries once delivered or dead (never one still
- * pending or being sent); trigger calls. A delivery row is also what makes an event's
- * notifications idempotent: it must outlive the event in EVENTS (30 days), which the setting's
- * lower bound guarantees.
+ * What is deleted, each kind by its own age column and by the domain that owns it: raw check
+ * results; events once published and routed; deliveries once delivered or dead; trigger calls.
+ * A delivery row is also what makes an event's notifications idempotent: it must outlive the
+ * event in EVENTS (30 days), which the setting's lower bound guarantees.
  */
 const kinds = [
-  {
-    what: 'check results',
-    days: (d: RetentionDays) => d.results,
-    chunk: (sql: Sql, cutoff: string) => sql`
-      delete from check_results where ctid = any(array(
-        select ctid from check_results where scheduled_at < ${cutoff} limit ${CHUNK}))`,
-  },
-  {
-    what: 'published events',
-    days: (d: RetentionDays) => d.history,
-    chunk: (sql: Sql, cutoff: string) => sql`
-      delete from outbox_events where ctid = any(array(
-        select ctid from outbox_events where created_at < ${cutoff} and published_at is not null and notified_at is not null limit ${CHUNK}))`,
-  },
-  {
-    what: 'finished deliveries',
-    days: (d: RetentionDays) => d.history,
-    chunk: (sql: Sql, cutoff: string) => sql`
-      delete from deliveries where ctid = any(array(
-        select ctid from deliveries where created_at < ${cutoff} and status in ('delivered', 'dead') limit ${CHUNK}))`,
-  },
-  {
-    what: 'trigger calls',
-    days: (d: RetentionDays) => d.history,
-    chunk: (sql: Sql, cutoff: string) => sql`
-      delete from trigger_events where ctid = any(array(
-        select ctid from trigger_events where fired_at < ${cutoff} limit ${CHUNK}))`,
-  },
+  { what: 'check results', days: (d: RetentionDays) => d.results, prune: pruneResults },
+  { what: 'published events', days: (d: RetentionDays) => d.history, prune: prunePublishedEvents },
+  { what: 'finished deliveries', days: (d: RetentionDays) => d.history, prune: pruneFinishedDeliveries },
+  { what: 'trigger calls', days: (d: RetentionDays) => d.history, prune: pruneCalls },
 ];
 
 export interface Retention {
@@ -65,7 +44,7 @@ export function startRetention(opts: { sql: Sql; log: Logger; days: RetentionDay
       const cutoff = new Date(now().getTime() - kind.days(opts.days) * 86_400_000).toISOString();
       let total = 0;
       for (;;) {
-        const { count } = await kind.chunk(opts.sql, cutoff);
+        const count = await kind.prune(opts.sql, cutoff, CHUNK);
         total += count;
         if (count < CHUNK) break;
       }

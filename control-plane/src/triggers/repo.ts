@@ -200,3 +200,11 @@ export async function listEvents(sql: Sql, triggerId: string, page: PageQuery) {
     rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from trigger_events where trigger_id = ${triggerId}`)[0]!.n;
   return { rows, total };
 }
+
+/** Deletes up to `limit` trigger calls made before `cutoff` (retention); how many. */
+export async function pruneCalls(sql: Sql, cutoff: string, limit: number): Promise<number> {
+  const { count } = await sql`
+    delete from trigger_events where ctid = any(array(
+      select ctid from trigger_events where fired_at < ${cutoff} limit ${limit}))`;
+  return count;
+}
