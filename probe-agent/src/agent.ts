@@ -93,6 +93,7 @@ export function defaultAgentId(): string {
  */
 export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const { config, nc, region } = opts;
+  const startedAt = Date.now();
   const scale = opts.timeScale ?? 1;
   if (!(scale > 0)) throw new RangeError(`timeScale must be positive, got ${scale}`);
   const names = natsNames(config.NATS_NAMESPACE);
@@ -133,7 +134,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     onError: (err, key) => log.error({ err, key }, 'check run failed'),
     onLateness: (lateMs) => metrics.scheduleLateness.observe({ region }, Math.max(0, lateMs) / 1000),
   });
-  const ownership = createOwnership({ self: agentId, scheduler, intervalMs, log });
+  const ownership = createOwnership({ self: agentId, scheduler, intervalMs, log, now: Date.now, since: startedAt });
   const presence = createPresence({
     kv: agentsKv,
     names,

@@ -2,13 +2,17 @@ import type { Assignment } from '../../../shared/src/contracts/monitoring.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import { rendezvousOwner } from '../peers/rendezvous.ts';
 import type { Scheduler } from '../schedule/scheduler.ts';
+import { firstCheckAt } from './first-check.ts';
 
 export type OwnershipOptions = {
   self: string;
   /** Scheduler ids are assignment keys; the phase seed is the monitor id, the same in every region. */
-  scheduler: Pick<Scheduler, 'add' | 'remove' | 'has' | 'size'>;
+  scheduler: Pick<Scheduler, 'add' | 'remove' | 'has' | 'size' | 'runOnce'>;
   intervalMs: (a: Assignment) => number;
   log: Logger;
+  now: () => number;
+  /** When the agent started: only changes made since are checked at once (first-check.ts). */
+  since: number;
 };
 
 export type Ownership = {
@@ -24,7 +28,9 @@ export type Ownership = {
 /**
  * Keeps the scheduler holding exactly the assignments this agent wins by rendezvous hashing
  * among the live agents. Runs read the assignment at run time, so a new url or method applies
- * from the next slot; a new interval moves the slot grid at once.
+ * from the next slot; a new interval moves the slot grid at once. A change the owner hears of
+ * (a new, re-activated or edited monitor) also gets one check at once, off the grid; a monitor
+ * won when the live agents change gets none, its previous owner had it.
  */
 export function createOwnership(opts: OwnershipOptions): Ownership {
   const assignments = new Map<string, Assignment>();
@@ -40,8 +46,18 @@ export function createOwnership(opts: OwnershipOptions): Ownership {
 
   return {
     put(key, assignment) {
+      const held = assignments.get(key);
       assignments.set(key, assignment);
       place(key, assignment);
+      if (!opts.scheduler.has(key)) return;
+      const at = firstCheckAt({
+        changedAt: assignment.changed_at,
+        heldChangedAt: held?.changed_at,
+        since: opts.since,
+        now: opts.now(),
+        intervalMs: opts.intervalMs(assignment),
+      });
+      if (at !== undefined) opts.scheduler.runOnce(key, at);
     },
     delete(key) {
       assignments.delete(key);

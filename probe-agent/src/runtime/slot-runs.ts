@@ -18,9 +18,13 @@ export type SlotRunsOptions = {
 };
 
 export type SlotRuns = {
-  /** The scheduler's run: checks one slot of an owned monitor and publishes the result. */
-  run(key: string, scheduledAt: number): Promise<void>;
-  /** Slots before `at` stay with the peers that owned them until those see this agent. */
+  /** The scheduler's run: checks one slot (or an off-grid time) of an owned monitor and publishes the result. */
+  run(key: string, scheduledAt: number, offGrid?: boolean): Promise<void>;
+  /**
+   * Slots before `at` stay with the peers that owned them until those see this agent. Off-grid
+   * checks are not held: one owed to a change made meanwhile may be run by an old owner too, and
+   * its msg id keeps one result.
+   */
   holdUntil(at: number): void;
   /** Checks in flight end without a result. */
   cancel(): void;
@@ -34,9 +38,9 @@ export function createSlotRuns(opts: SlotRunsOptions): SlotRuns {
   const counts = { checks: 0, rechecks: 0 };
   let notBefore = 0;
 
-  async function run(key: string, scheduledAt: number): Promise<void> {
+  async function run(key: string, scheduledAt: number, offGrid = false): Promise<void> {
     const a = opts.owned(key);
-    if (a === undefined || scheduledAt < notBefore) return;
+    if (a === undefined || (!offGrid && scheduledAt < notBefore)) return;
     const result = await opts.check({
       assignment: a,
       scheduledAt,
@@ -48,7 +52,7 @@ export function createSlotRuns(opts: SlotRunsOptions): SlotRuns {
     metrics.checks.inc({ region, outcome: result.ok ? 'up' : 'down' });
     metrics.checkDuration.observe({ region }, result.timings.total / 1000);
     if (result.attempts > 1) counts.rechecks++;
-    log.debug({ monitorId: a.monitor_id, ok: result.ok, attempts: result.attempts, error: result.error }, 'checked');
+    log.debug({ monitorId: a.monitor_id, ok: result.ok, attempts: result.attempts, error: result.error, offGrid }, 'checked');
     opts.publisher.push({
       subject: opts.names.subjects.result(region, a.monitor_id),
       payload: JSON.stringify(result),

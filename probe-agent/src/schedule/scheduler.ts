@@ -6,9 +6,9 @@ export type SchedulerOptions<T> = {
   clearTimer: (handle: T) => void;
   /** Runs in flight at most; further due runs wait in FIFO order. */
   concurrency: number;
-  /** Receives the slot time it was scheduled for, so lateness can be measured. */
-  run: (id: string, scheduledAt: number) => Promise<void>;
-  /** now() - scheduledAt when a run starts (timer delay plus queueing). */
+  /** Receives the slot time it was scheduled for, so lateness can be measured; offGrid for a runOnce. */
+  run: (id: string, scheduledAt: number, offGrid: boolean) => Promise<void>;
+  /** now() - scheduledAt when a slot's run starts (timer delay plus queueing); not reported for runOnce. */
   onLateness?: (lateMs: number, id: string) => void;
   onError?: (err: unknown, id: string) => void;
 };
@@ -20,6 +20,8 @@ export type SchedulerStats = {
   skipped: number;
   /** Runs whose promise rejected. */
   failed: number;
+  /** Runs started off the grid (runOnce); counted in runs too. */
+  offGrid: number;
   inFlight: number;
   queued: number;
 };
@@ -30,6 +32,13 @@ export type Scheduler = {
   remove(id: string): boolean;
   /** A changed interval takes effect at the next slot of the new grid; the same interval is a no-op. */
   update(id: string, intervalMs: number): boolean;
+  /**
+   * Runs id once, off its grid, as soon as a run may start; the grid stays as it is. `at` is the
+   * run's scheduled time, moved 1 ms when it falls on a slot of id's grid (see offGridTime). While
+   * a run of id is queued or running this one waits for it, and a slot coming due while this one
+   * is queued or running is skipped, as for any busy monitor. False when id is not scheduled.
+   */
+  runOnce(id: string, at: number): boolean;
   has(id: string): boolean;
   /** The next slot of id, undefined when not scheduled. */
   dueOf(id: string): number | undefined;
@@ -64,6 +73,15 @@ export function nextSlot(now: number, intervalMs: number, phase: number): number
   return phase + Math.ceil((now - phase) / intervalMs) * intervalMs;
 }
 
+/**
+ * The scheduled time of a run off the grid owed for `at`: `at` itself, or 1 ms later when it falls
+ * on a slot, so its result never shares a slot's msg id (a slot an old owner checked with the old
+ * url, say). Every agent derives the same value, so a repeat of the run is stored once.
+ */
+export function offGridTime(at: number, intervalMs: number, phase: number): number {
+  return (((at - phase) % intervalMs) + intervalMs) % intervalMs === 0 ? at + 1 : at;
+}
+
 type Entry = {
   id: string;
   slot: number;
@@ -72,10 +90,12 @@ type Entry = {
   due: number;
   /** Queued or running: a slot that comes due meanwhile is skipped, never overlapped. */
   busy: boolean;
+  /** An off-grid run asked for while busy: it starts when the current run ends. */
+  onceAt: number | undefined;
   removed: boolean;
 };
 
-type Job = { entry: Entry; scheduledAt: number };
+type Job = { entry: Entry; scheduledAt: number; offGrid: boolean };
 
 // setTimeout fires at once for delays beyond int32; longer waits re-arm when they wake up.
 const MAX_DELAY_MS = 0x7fffffff;
@@ -92,7 +112,7 @@ export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
   let armedFor = Infinity;
   let stopped = false;
   let drained: (() => void) | null = null;
-  const counters = { runs: 0, skipped: 0, failed: 0, inFlight: 0 };
+  const counters = { runs: 0, skipped: 0, failed: 0, offGrid: 0, inFlight: 0 };
 
   function checkInterval(intervalMs: number): void {
     if (!(intervalMs > 0) || !Number.isFinite(intervalMs))
@@ -132,7 +152,7 @@ export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
         continue;
       }
       entry.busy = true;
-      queue.push({ entry, scheduledAt });
+      queue.push({ entry, scheduledAt, offGrid: false });
     }
     pump();
     arm();
@@ -150,13 +170,14 @@ export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
     }
   }
 
-  function start({ entry, scheduledAt }: Job): void {
+  function start({ entry, scheduledAt, offGrid }: Job): void {
     counters.inFlight++;
     counters.runs++;
-    opts.onLateness?.(opts.now() - scheduledAt, entry.id);
+    if (offGrid) counters.offGrid++;
+    else opts.onLateness?.(opts.now() - scheduledAt, entry.id);
     let running: Promise<void>;
     try {
-      running = Promise.resolve(opts.run(entry.id, scheduledAt));
+      running = Promise.resolve(opts.run(entry.id, scheduledAt, offGrid));
     } catch (err) {
       running = Promise.reject(err);
     }
@@ -168,6 +189,11 @@ export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
       .finally(() => {
         counters.inFlight--;
         entry.busy = false;
+        if (entry.onceAt !== undefined && !entry.removed && !stopped) {
+          entry.busy = true;
+          queue.push({ entry, scheduledAt: entry.onceAt, offGrid: true });
+        }
+        entry.onceAt = undefined;
         pump();
         if (counters.inFlight === 0) drained?.();
       });
@@ -181,7 +207,7 @@ export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
     }
     const slot = freeSlots.pop() ?? bySlot.length;
     const due = nextSlot(opts.now(), intervalMs, phaseOf(phaseSeed, intervalMs));
-    const entry: Entry = { id, slot, seed: phaseSeed, intervalMs, due, busy: false, removed: false };
+    const entry: Entry = { id, slot, seed: phaseSeed, intervalMs, due, busy: false, onceAt: undefined, removed: false };
     byId.set(id, entry);
     bySlot[slot] = entry;
     heap.push(slot, due);
@@ -212,6 +238,20 @@ export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
     return true;
   }
 
+  function runOnce(id: string, at: number): boolean {
+    const entry = byId.get(id);
+    if (entry === undefined || stopped) return false;
+    const scheduledAt = offGridTime(at, entry.intervalMs, phaseOf(entry.seed, entry.intervalMs));
+    if (entry.busy) {
+      entry.onceAt = scheduledAt;
+      return true;
+    }
+    entry.busy = true;
+    queue.push({ entry, scheduledAt, offGrid: true });
+    pump();
+    return true;
+  }
+
   function stop(): Promise<void> {
     stopped = true;
     if (timer !== null) opts.clearTimer(timer);
@@ -227,6 +267,7 @@ export function createScheduler<T>(opts: SchedulerOptions<T>): Scheduler {
     add,
     remove,
     update,
+    runOnce,
     has: (id) => byId.has(id),
     dueOf: (id) => byId.get(id)?.due,
     get size() {

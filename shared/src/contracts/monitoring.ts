@@ -25,6 +25,17 @@ export const Assignment = z.object({
   follow_redirects: z.boolean(),
   /** `updated_at` of the monitor this was made from: a newer one wins. */
   revision: z.string(),
+  /**
+   * When what this entry checks last became new (docs/adr/0027-first-check-at-once.md). The agent
+   * that owns the monitor checks it once at once for a change it hears of, off the slot grid, with
+   * this time as the result's `scheduled_at`. Optional: entries written before it have none.
+   */
+  changed_at: z.iso
+    .datetime()
+    .optional()
+    .describe(
+      'When the monitor was created, re-activated or added to this region, or its url, method, valid codes, credentials, timeout or redirect setting last changed (its updated_at then). The owning agent checks once at once for it, off the slot grid.',
+    ),
 });
 export type Assignment = z.infer<typeof Assignment>;
 
@@ -40,8 +51,12 @@ export const CheckResult = z.object({
   monitor_id: z.uuid(),
   region: z.string(),
   agent_id: z.string(),
-  /** The slot this check belongs to (phase-aligned, drift-free). */
-  scheduled_at: z.iso.datetime(),
+  /** The slot this check belongs to (phase-aligned, drift-free), or the change an off-grid check was owed to. */
+  scheduled_at: z.iso
+    .datetime()
+    .describe(
+      "The slot this check belongs to, on the monitor's grid (phase + k × interval). The one check a change is owed (a new, re-activated or edited monitor, see the assignment's changed_at) carries the change's time instead, 1 ms later when that falls on a slot.",
+    ),
   /** When the (last) attempt started. */
   checked_at: z.iso.datetime(),
   ok: z.boolean(),

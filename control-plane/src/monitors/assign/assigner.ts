@@ -1,12 +1,13 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import { AgentPresence } from '../../../../shared/src/contracts/agent.ts';
 import type { Assignment } from '../../../../shared/src/contracts/monitoring.ts';
-import { seal } from '../../../../shared/src/crypto.ts';
+import { open, seal } from '../../../../shared/src/crypto.ts';
 import type { Logger } from '../../../../shared/src/logger.ts';
 import type { NatsConnection } from '../../../../shared/src/nats.ts';
 import { agentPresenceTtlMs, openBucket } from '../../../../shared/src/provision.ts';
 import type { Names } from '../../../../shared/src/subjects.ts';
 import type { Sql } from '../../platform/db/sql.ts';
+import { changedAt, checkTarget, storedEntry, type StoredEntry } from './changes.ts';
 import { desiredEntries, loadMonitors } from './desired.ts';
 
 export interface AssignerOptions {
@@ -33,22 +34,30 @@ export interface Assigner {
  * The assign role. Postgres is the truth, KV `assignments` its projection for agents: every
  * monitor change arrives through LISTEN/NOTIFY (a trigger on monitors) and is mirrored at once;
  * at start-up, after a lost database connection and whenever a region appears or disappears, a
- * full reconcile puts what is missing or stale and deletes entries without a monitor.
+ * full reconcile puts what is missing or stale and deletes entries without a monitor. Each entry
+ * carries `changed_at`, when what it checks last became new (changes.ts), from which the owning
+ * agent checks a new, re-activated or edited monitor at once.
  */
 export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
   const log = opts.log.child({ component: 'assigner' });
   const sealPassword = (password: string) => seal(password, opts.checkKey);
+  const openPassword = (sealed: string) => {
+    try {
+      return open(sealed, opts.checkKey);
+    } catch {
+      return undefined;
+    }
+  };
   const now = opts.now ?? Date.now;
   const kv: KV = await openBucket(opts.nc, opts.names, 'assignments', { replicas: opts.replicas });
   const agentsKv: KV = await openBucket(opts.nc, opts.names, 'agents', { replicas: opts.replicas });
 
-  // What the bucket holds, key -> revision, kept current by a watch (our own writes included).
-  const current = new Map<string, string>();
+  // What the bucket holds, key -> revision and what it checks, kept current by a watch (our own
+  // writes included): a write compares with it to tell a change of target from any other edit.
+  const current = new Map<string, StoredEntry>();
   const assignmentsWatch = await watchAll(kv, (e) => {
-    if (e.operation === 'PUT') {
-      const parsed = safeJson(e) as Partial<Assignment> | undefined;
-      current.set(e.key, typeof parsed?.revision === 'string' ? parsed.revision : '');
-    } else current.delete(e.key);
+    if (e.operation === 'PUT') current.set(e.key, storedEntry(safeJson(e), openPassword));
+    else current.delete(e.key);
   });
 
   // Live agents per region, from presence; an entry older than the bucket TTL is dead even if
@@ -83,9 +92,12 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
     let puts = 0;
     let deletes = 0;
     for (const [key, value] of desired) {
-      if (current.get(key) === value.revision) continue;
-      await kv.put(key, JSON.stringify(value));
-      current.set(key, value.revision);
+      const stored = current.get(key);
+      if (stored?.revision === value.revision) continue;
+      const target = checkTarget(value, openPassword);
+      const changed = changedAt(stored, target, value.revision);
+      await kv.put(key, JSON.stringify(changed === undefined ? value : { ...value, changed_at: changed }));
+      current.set(key, { revision: value.revision, target, changedAt: changed });
       puts++;
     }
     for (const key of [...current.keys()]) {
