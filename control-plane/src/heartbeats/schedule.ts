@@ -45,6 +45,9 @@ export function validateCron(expr: string): string | null {
 
 /** True when `tz` is a time zone this runtime knows (cron-parser only fails on it at next()). */
 export function validateTimezone(tz: string): boolean {
+  // An IANA name (Europe/Berlin, UTC). Since Node 22 the runtime's ICU also takes a bare UTC
+  // offset (+02:00) as a time zone: that has no daylight-saving rules, so it is refused.
+  if (!/^[A-Za-z]/.test(tz)) return false;
   try {
     new Intl.DateTimeFormat(undefined, { timeZone: tz });
     return true;
