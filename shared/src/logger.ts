@@ -53,6 +53,8 @@ export function createLogger(opts: LoggerOptions): Logger {
       formatters: { log: (obj) => redactSecrets(obj) as Record<string, unknown> },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    (pretty ? prettyDestination(destination as NodeJS.WritableStream, !process.env.NO_COLOR) : destination) as DestinationStream,
+    (pretty
+      ? prettyDestination(destination as NodeJS.WritableStream, isTerminal(destination) && !process.env.NO_COLOR)
+      : destination) as DestinationStream,
   );
 }
