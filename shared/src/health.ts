@@ -25,8 +25,9 @@ export function healthRoutes(app: AnyFastify, checks: Record<string, ReadinessCh
 /**
  * Requests sent every few seconds by machines, logged at debug: health probes and scrapes from a
  * load balancer or Prometheus, heartbeat pings from cron jobs (`/heartbeat/...`, on the control
- * plane and on every agent's ping edge), and the dashboard's live regions refreshing themselves
- * (`?fragment=1`, every 5 s per open page). Otherwise they would be most of the log.
+ * plane and on every agent's ping edge; their routes log at warn besides, see pings/edge.ts), and
+ * the dashboard's live regions refreshing themselves (`?fragment=1`, every 5 s per open page).
+ * Otherwise they would be most of the log.
  */
 export function isRoutineRequest(url: string): boolean {
   const path = url.split(/[?#]/, 1)[0]!;
