@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { welcomeScreen } from '../../control-plane/src/cli/welcome.ts';
-import { outsideDir, placeCluster } from '../../control-plane/src/platform/embedded/postgres-dir.ts';
+import { binariesFor, canExecute, packagedBinaries } from '../../control-plane/src/platform/embedded/postgres-binaries.ts';
+import { outsideDir, placeCluster, postgresUser } from '../../control-plane/src/platform/embedded/postgres-dir.ts';
 
 describe('where the embedded Postgres keeps its cluster', () => {
   const inside = '/home/me/uptime/data/postgres';
@@ -50,6 +52,36 @@ describe('where the embedded Postgres keeps its cluster', () => {
     } finally {
       rmSync(`${dir}-link`, { force: true });
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the Postgres programs the postgres user runs', () => {
+  it('are those in node_modules when it can reach them, and a copy outside a private checkout otherwise', async () => {
+    const packaged = await packagedBinaries();
+    assert.equal(binariesFor(undefined, packaged), packaged.binaries, 'not root: the packaged ones');
+    if (process.getuid?.() !== 0) return;
+    const user = postgresUser();
+    // A checkout under /root: the package's programs inside a directory closed to the postgres user.
+    const checkout = mkdtempSync(join(tmpdir(), 'uptime-bins-'));
+    const base = mkdtempSync(join(tmpdir(), 'uptime-bins-base-'));
+    try {
+      chmodSync(checkout, 0o700);
+      chmodSync(base, 0o755);
+      const closedRoot = join(checkout, 'native');
+      cpSync(packaged.binaries.root, closedRoot, { recursive: true, verbatimSymlinks: true });
+      const closed = { root: closedRoot, initdb: join(closedRoot, 'bin/initdb'), postgres: join(closedRoot, 'bin/postgres') };
+      assert.equal(canExecute(closed.postgres, user), false);
+
+      const copy = binariesFor(user, { binaries: closed, version: '0.0.0-test' }, base);
+      assert.equal(copy.root, join(base, 'postgres-0.0.0-test'));
+      assert.ok(canExecute(copy.postgres, user));
+      const version = execFileSync(copy.postgres, ['--version'], { uid: user.uid, gid: user.gid, encoding: 'utf8' });
+      assert.match(version, /^postgres \(PostgreSQL\) \d+/, 'runs as the postgres user, libraries found beside it');
+      assert.deepEqual(binariesFor(user, { binaries: closed, version: '0.0.0-test' }, base), copy, 'made once, then reused');
+    } finally {
+      rmSync(checkout, { recursive: true, force: true });
+      rmSync(base, { recursive: true, force: true });
     }
   });
 });

