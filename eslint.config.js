@@ -21,7 +21,7 @@ const agentInternals = pattern(
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'data/', '.test-data/', 'test-artifacts/', 'bench/results/', 'control-plane/src/web/assets/'],
+    ignores: ['node_modules/', 'data/', 'dist/', '.test-data/', 'test-artifacts/', 'bench/results/', 'control-plane/src/web/assets/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// The `uptime` command. TypeScript sources run through tsx's loader.
-import { register } from 'tsx/esm/api';
+// The `uptime` command. It runs the compiled build in dist/ (scripts/build.mjs) when that was
+// built from the sources as they are now, and the TypeScript sources through tsx otherwise: an
+// edited source is run as edited, and a fresh build starts in a fraction of the time.
+import { distIsFresh, entryFile } from '../../scripts/dist.mjs';
 
-register();
-await import('../src/cli/main.ts');
+if (distIsFresh()) {
+  process.setSourceMapsEnabled(true);
+  await import(entryFile);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+}

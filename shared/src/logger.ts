@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { prettyDestination } from './log-pretty.ts';
 import { serializeRequest } from './request-log.ts';
 
 export type { Logger };
@@ -30,9 +31,18 @@ export interface LoggerOptions {
   /** Defaults to stdout; CLI commands whose stdout is machine-read log to stderr. */
   destination?: DestinationStream | NodeJS.WritableStream;
   base?: Record<string, unknown>;
+  /** Readable lines instead of JSON; by default when the destination is a terminal's stdout or stderr. */
+  pretty?: boolean;
+}
+
+/** A terminal gets readable lines; a pipe, a file or a container's log collector gets JSON. */
+function isTerminal(stream: unknown): stream is NodeJS.WriteStream {
+  return (stream === process.stdout || stream === process.stderr) && (stream as NodeJS.WriteStream).isTTY === true;
 }
 
 export function createLogger(opts: LoggerOptions): Logger {
+  const destination = opts.destination ?? process.stdout;
+  const pretty = opts.pretty ?? isTerminal(destination);
   return pino(
     {
       level: opts.level,
@@ -43,6 +53,8 @@ export function createLogger(opts: LoggerOptions): Logger {
       formatters: { log: (obj) => redactSecrets(obj) as Record<string, unknown> },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    (opts.destination ?? process.stdout) as DestinationStream,
+    (pretty
+      ? prettyDestination(destination as NodeJS.WritableStream, isTerminal(destination) && !process.env.NO_COLOR)
+      : destination) as DestinationStream,
   );
 }

@@ -51,7 +51,10 @@ describe('deployment files', () => {
     assert.match(dockerfile, /npm ci --omit=dev/);
     assert.match(dockerfile, /^USER 10001/m);
     assert.match(dockerfile, /^HEALTHCHECK [\s\S]*?\/healthz/m);
-    assert.match(dockerfile, /^ENTRYPOINT \["node", "control-plane\/bin\/uptime\.mjs"\]/m);
+    // The image runs the command compiled by its build stage (scripts/build.mjs), not the sources through tsx.
+    assert.match(dockerfile, /^RUN node scripts\/build\.mjs$/m);
+    assert.match(dockerfile, /^COPY --from=build \/app\/dist \.\/dist$/m);
+    assert.match(dockerfile, /^ENTRYPOINT \["node", "--enable-source-maps", "dist\/uptime\.mjs"\]/m);
     assert.ok(existsSync(join(root, 'control-plane/bin/uptime.mjs')));
     assert.doesNotMatch(dockerfile, /apt-get install|apk add/, 'nats-server is not in the image');
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };

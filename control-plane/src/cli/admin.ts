@@ -1,48 +1,17 @@
 import type { Command } from 'commander';
-import type { Config } from '../../../shared/src/config.ts';
-import type { Logger } from '../../../shared/src/logger.ts';
-import { createToken, createUser, findUserIdByEmail, revokeTokenByName } from '../accounts/service.ts';
-import { migrate } from '../platform/db/migrate.ts';
-import { createSql, type Sql } from '../platform/db/sql.ts';
-import { openInfra } from '../runtime/infra.ts';
-import { deriveKeys, masterKey } from '../runtime/keys.ts';
-import { keyToText } from '../../../shared/src/crypto.ts';
+import type { CliContext } from './context.ts';
 
 /**
- * Runs `fn` against the server's database: DATABASE_URL, or the embedded Postgres in DATA_DIR
- * (joined when `npm start` is running, started briefly otherwise). The result line is printed
- * last, after every child has stopped, so it is the final stdout line.
+ * The admin commands. Their work (the database, the account services) is imported when one runs.
+ * Each prints its result last on stdout, after every child it started has stopped.
  */
-async function withDatabase(ctx: () => { config: Config; log: Logger }, fn: (sql: Sql) => Promise<string>): Promise<void> {
-  const { config, log } = ctx();
-  const infra = await openInfra(config, log, { postgres: true, nats: false });
-  const sql = createSql(infra.databaseUrl!, { log, max: 2 });
-  let out: string;
-  try {
-    await migrate(sql, log);
-    out = await fn(sql);
-  } finally {
-    await sql.end({ timeout: 5 });
-    await infra.stop();
-  }
-  process.stdout.write(`${out}\n`);
-}
-
-export function adminCommands(program: Command, ctx: () => { config: Config; log: Logger }): void {
+export function adminCommands(program: Command, ctx: CliContext): void {
   program
     .command('migrate')
     .description('Apply pending database migrations (start-up applies them too).')
     .action(async () => {
-      const { config, log } = ctx();
-      const infra = await openInfra(config, log, { postgres: true, nats: false });
-      const sql = createSql(infra.databaseUrl!, { log, max: 1 });
-      try {
-        const applied = await migrate(sql, log);
-        process.stderr.write(applied.length ? `applied migrations ${applied.join(', ')}\n` : 'database is up to date\n');
-      } finally {
-        await sql.end({ timeout: 5 });
-        await infra.stop();
-      }
+      const { migrateCommand } = await import('./database.ts');
+      await migrateCommand(await ctx());
     });
 
   const user = program.command('user').description('Manage user accounts.');
@@ -57,7 +26,8 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
     .action(async (opts: { email: string; password: string; org?: string }) => {
       if (!/^[^\s@]+@[^\s@]+$/.test(opts.email)) throw new Error('--email must be an email address');
       if (opts.password.length < 8) throw new Error('--password must be at least 8 characters');
-      await withDatabase(ctx, async (sql) => {
+      const [{ withDatabase }, { createUser }] = await Promise.all([import('./database.ts'), import('../accounts/service.ts')]);
+      await withDatabase(await ctx(), async (sql) => {
         const created = await createUser(sql, {
           email: opts.email,
           password: opts.password,
@@ -76,7 +46,11 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
     .option('--mcp', "an MCP endpoint token instead of a REST API token (replaces the user's previous MCP token)")
     .action(async (opts: { email: string; name: string; mcp?: boolean }) => {
       if (!opts.name.trim() || opts.name.length > 255) throw new Error('--name must be 1-255 characters');
-      await withDatabase(ctx, async (sql) => {
+      const [{ withDatabase }, { createToken, findUserIdByEmail }] = await Promise.all([
+        import('./database.ts'),
+        import('../accounts/service.ts'),
+      ]);
+      await withDatabase(await ctx(), async (sql) => {
         const userId = await findUserIdByEmail(sql, opts.email);
         const created = await createToken(sql, userId, opts.name.trim(), opts.mcp ? 'mcp' : 'api');
         return created.token;
@@ -88,7 +62,11 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
     .requiredOption('--email <email>', 'the user')
     .requiredOption('--name <name>', 'the token name')
     .action(async (opts: { email: string; name: string }) => {
-      await withDatabase(ctx, async (sql) => {
+      const [{ withDatabase }, { findUserIdByEmail, revokeTokenByName }] = await Promise.all([
+        import('./database.ts'),
+        import('../accounts/service.ts'),
+      ]);
+      await withDatabase(await ctx(), async (sql) => {
         const userId = await findUserIdByEmail(sql, opts.email);
         await revokeTokenByName(sql, userId, opts.name.trim());
         return `revoked token "${opts.name.trim()}"`;
@@ -96,12 +74,16 @@ export function adminCommands(program: Command, ctx: () => { config: Config; log
     });
 }
 
-export function keyCommands(program: Command, ctx: () => { config: Config; log: Logger }): void {
+export function keyCommands(program: Command, ctx: CliContext): void {
   program
     .command('agent-key')
     .description('Print the AGENT_KEY that separate probe agents need to open check credentials (derived from SECRET_KEY).')
-    .action(() => {
-      const { config } = ctx();
+    .action(async () => {
+      const { config } = await ctx();
+      const [{ deriveKeys, masterKey }, { keyToText }] = await Promise.all([
+        import('../runtime/keys.ts'),
+        import('../../../shared/src/crypto.ts'),
+      ]);
       process.stdout.write(`${keyToText(deriveKeys(masterKey(config)).checkCredentials)}\n`);
     });
 }

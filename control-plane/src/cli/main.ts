@@ -1,24 +1,16 @@
 import { Command, Option } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../../../shared/src/config.ts';
-import { createLogger, type Logger } from '../../../shared/src/logger.ts';
 import { version } from '../../../shared/src/version.ts';
-import { NatsServerMissingError } from '../platform/embedded/nats-server.ts';
-import { AppError } from '../platform/errors.ts';
-import { MissingSecretKeyError } from '../runtime/keys.ts';
-import { allRoles, parseRoles } from '../runtime/roles.ts';
+import { allRoles } from '../runtime/roles.ts';
 import { adminCommands, keyCommands } from './admin.ts';
-import { runServer } from './serve.ts';
+import { context } from './context.ts';
 
 /**
  * `uptime <command>`: the one entry point of the product. Servers log to stdout; admin commands
  * log to stderr so that their last stdout line can be read by scripts.
+ *
+ * What a command runs is imported when it runs: `uptime --help` and an admin command do not load
+ * the HTTP server, the NATS client and the rest of the service.
  */
-function context(stream: 'stdout' | 'stderr'): { config: Config; log: Logger } {
-  const config = loadConfig();
-  const log = createLogger({ level: config.LOG_LEVEL, destination: stream === 'stdout' ? process.stdout : process.stderr });
-  return { config, log };
-}
-
 const program = new Command()
   .name('uptime')
   .description('Uptime monitoring: multi-region HTTP monitors, cron heartbeats and notification triggers.')
@@ -32,8 +24,9 @@ program
       'Without DATABASE_URL it runs an embedded Postgres, without NATS_URL a private nats-server, both under DATA_DIR.',
   )
   .action(async () => {
-    const { config, log } = context('stdout');
-    await runServer({ config, log, roles: allRoles, agentRegion: config.REGION });
+    const { config, log } = await context('stdout');
+    const { runServer } = await import('./serve.ts');
+    await runServer({ config, log, roles: allRoles, agentRegion: config.REGION, welcome: true });
   });
 
 program
@@ -41,8 +34,10 @@ program
   .description('Run control-plane roles only (scale each role out by running more processes).')
   .addOption(new Option('--roles <roles>', `comma-separated roles: ${allRoles.join(',')}`).default(allRoles.join(',')))
   .action(async (opts: { roles: string }) => {
+    const { parseRoles } = await import('../runtime/roles.ts');
     const roles = parseRoles(opts.roles);
-    const { config, log } = context('stdout');
+    const { config, log } = await context('stdout');
+    const { runServer } = await import('./serve.ts');
     await runServer({ config, log, roles });
   });
 
@@ -51,21 +46,18 @@ program
   .description('Run a probe agent: it checks the monitors of its region and talks to NATS only, never to Postgres.')
   .option('--region <region>', 'region this agent checks from (default: REGION)')
   .action(async (opts: { region?: string }) => {
-    const { config, log } = context('stdout');
+    const { config, log } = await context('stdout');
+    const { loadConfig } = await import('../../../shared/src/config.ts');
     const region = opts.region ? loadConfig({ ...process.env, REGION: opts.region }).REGION : config.REGION;
+    const { runServer } = await import('./serve.ts');
     await runServer({ config, log, roles: [], agentRegion: region });
   });
 
 adminCommands(program, () => context('stderr'));
 keyCommands(program, () => context('stderr'));
 
-program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof NatsServerMissingError || err instanceof MissingSecretKeyError) {
-    process.stderr.write(`${err.message}\n`);
-  } else if (err instanceof AppError) {
-    process.stderr.write(`error: ${err.message}\n`);
-  } else {
-    process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  }
+program.parseAsync(process.argv).catch(async (err: unknown) => {
+  const { describeError } = await import('./errors.ts');
+  process.stderr.write(`${describeError(err)}\n`);
   process.exit(1);
 });

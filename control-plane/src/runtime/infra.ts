@@ -2,6 +2,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../../../shared/src/config.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
+import { runStopSteps, type StopStep } from '../../../shared/src/shutdown.ts';
 import { startEmbeddedPostgres } from '../platform/embedded/postgres.ts';
 import { startNatsServer } from '../platform/embedded/nats-server.ts';
 import { pidAlive } from '../platform/embedded/ports.ts';
@@ -9,6 +10,10 @@ import { pidAlive } from '../platform/embedded/ports.ts';
 export interface Infra {
   databaseUrl?: string;
   natsUrl?: string;
+  /** The embedded Postgres's data, when this process runs or joined it. */
+  postgresDir?: string;
+  /** What `stop` stops, last started first, for a caller that stops them among its own steps. */
+  steps: StopStep[];
   stop(): Promise<void>;
 }
 
@@ -33,16 +38,18 @@ export function runningEmbeddedNats(config: Config): string | undefined {
  * nats-server (joined if a running `npm start` opened one).
  */
 export async function openInfra(config: Config, log: Logger, need: { postgres: boolean; nats: boolean }): Promise<Infra> {
-  const stops: (() => Promise<void>)[] = [];
-  const stop = async () => {
-    for (const s of stops.reverse()) await s().catch((err: unknown) => log.warn({ err }, 'stopping a child failed'));
-  };
+  const started: StopStep[] = [];
+  const steps = () => started.slice().reverse();
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= runStopSteps(log, steps()));
   try {
     let databaseUrl = config.DATABASE_URL;
+    let postgresDir: string | undefined;
     if (need.postgres && !databaseUrl) {
       const pg = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, log });
-      stops.push(pg.stop);
+      if (pg.owned) started.push({ name: 'the embedded Postgres', stop: pg.stop });
       databaseUrl = pg.url;
+      postgresDir = pg.dir;
     }
     let natsUrl = config.NATS_URL;
     if (need.nats && !natsUrl) natsUrl = runningEmbeddedNats(config);
@@ -54,13 +61,16 @@ export async function openInfra(config: Config, log: Logger, need: { postgres: b
       });
       const file = natsRecordFile(config);
       writeFileSync(file, JSON.stringify({ url: nats.url, pid: nats.process.pid ?? 0 } satisfies NatsRecord));
-      stops.push(async () => {
-        rmSync(file, { force: true });
-        await nats.stop();
+      started.push({
+        name: 'nats-server',
+        stop: async () => {
+          rmSync(file, { force: true });
+          await nats.stop();
+        },
       });
       natsUrl = nats.url;
     }
-    return { databaseUrl, natsUrl, stop };
+    return { databaseUrl, natsUrl, ...(postgresDir ? { postgresDir } : {}), steps: steps(), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync } fr
 import { delimiter, join, resolve } from 'node:path';
 import type { Logger } from '../../../../shared/src/logger.ts';
 import { freePort, pidAlive } from './ports.ts';
+import { guardChild } from './watchdog.ts';
 
 export class NatsServerMissingError extends Error {
   constructor() {
@@ -46,9 +47,10 @@ export interface NatsServerHandle {
 }
 
 /**
- * Runs a private `nats-server -js` child on loopback with its store under `storeDir`.
- * A pid file beside the store lets the next start end a server orphaned by a crash, so two
- * servers never share one store.
+ * Runs a private `nats-server -js` child on loopback with its store under `storeDir`, in a
+ * process group of its own (Ctrl-C reaches the service, which stops it last) and guarded to
+ * stop if this process dies first. A pid file beside the store lets the next start end a server
+ * left over anyway, so two servers never share one store.
  */
 export async function startNatsServer(opts: { storeDir: string; log: Logger; bin?: string; port?: number }): Promise<NatsServerHandle> {
   const bin = findNatsServer(opts.bin);
@@ -62,14 +64,21 @@ export async function startNatsServer(opts: { storeDir: string; log: Logger; bin
   const log = opts.log.child({ component: 'nats-server' });
   const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', storeDir, '-P', pidFile], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
   });
+  const release = child.pid ? guardChild(child.pid, 'SIGTERM') : () => {};
   let tail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     const text = chunk.toString('utf8');
     tail = (tail + text).slice(-4000);
     for (const line of text.split('\n')) if (line.trim()) log.trace(line.trim());
   });
-  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+  const exited = new Promise<number | null>((res) =>
+    child.once('exit', (code) => {
+      release();
+      res(code);
+    }),
+  );
   child.once('error', (err) => log.error({ err }, 'nats-server failed'));
 
   const deadline = Date.now() + 15_000;
