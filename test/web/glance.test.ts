@@ -190,6 +190,9 @@ describe('the dashboard at a glance', () => {
     assert.equal(await page.isVisible('.ping-body pre'), false);
     await page.click('.ping-body summary');
     assert.match((await page.textContent('.ping-body pre'))!, /pg_dump: error: connection to server/);
+    // The log refreshes itself ("5 seconds ago" becomes "10 seconds ago"); the body stays open.
+    await page.waitForSelector('[data-live][data-live-updated]', { timeout: 15_000 });
+    assert.equal(await page.isVisible('.ping-body pre'), true, 'still open after a refresh');
     assert.match((await page.textContent('.ping-body summary'))!, /Body, 357 B/);
     await browser.shot('glance-05-heartbeat-log');
     assert.deepEqual(browser.cspErrors, []);

@@ -22,7 +22,15 @@
         .then(function (text) {
           if (text !== last) {
             last = text;
+            // What the reader opened (a ping's body) stays open through the refresh.
+            var open = [].map.call(el.querySelectorAll('details[open][data-key]'), function (d) {
+              return d.getAttribute('data-key');
+            });
             el.innerHTML = text;
+            open.forEach(function (key) {
+              var again = el.querySelector('details[data-key="' + CSS.escape(key) + '"]');
+              if (again) again.open = true;
+            });
             el.setAttribute('data-live-updated', String(Date.now()));
           }
         })

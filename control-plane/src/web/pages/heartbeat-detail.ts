@@ -98,7 +98,7 @@ function pingEvent(p: Extract<TimelineEntry, { type: 'ping' }>): Html {
     </div>
     ${
       p.body_size > 0
-        ? html`<details class="ping-body">
+        ? html`<details class="ping-body" data-key="${p.received_at}">
             <summary>
               Body, ${formatBytes(p.body_size)}${p.body_size > PING_BODY_LIMIT ? ` (the first ${formatBytes(PING_BODY_LIMIT)} kept)` : ''}
             </summary>
@@ -116,11 +116,11 @@ function changeEvent(c: StatusChange): Html {
 /** The heartbeat's log: pings and status changes, newest first. */
 function timeline(entries: readonly TimelineEntry[], now: Date): Html {
   return dataTable(
-    [['When', 'nowrap'], 'Event'],
+    ['When', 'Event'],
     entries.map(
       (e) =>
         html`<tr class="event ${e.type === 'change' ? `change ${e.status}` : 'ping'}" data-event="${e.type === 'ping' ? e.kind : e.status}">
-          <td class="nowrap">${timeTag(e.at, relativeTime(new Date(e.at), now))}</td>
+          <td class="when">${timeTag(e.at, relativeTime(new Date(e.at), now))}</td>
           <td>${e.type === 'ping' ? pingEvent(e) : changeEvent(e)}</td>
         </tr>`,
     ),

@@ -17,8 +17,8 @@ function row(h: Heartbeat, now: Date): Html {
   return html`<tr data-heartbeat="${h.id}">
     <td>${heartbeatPill(h.status)}</td>
     <td class="name"><a href="${urls.heartbeat(h.id)}">${h.name}</a><span class="url">${heartbeatSchedule(h)}</span></td>
-    <td class="nowrap">${timeTag(h.last_ping_at, fromNow(h.last_ping_at, now, 'never'))}</td>
-    <td class="nowrap">
+    <td class="when">${timeTag(h.last_ping_at, fromNow(h.last_ping_at, now, 'never'))}</td>
+    <td class="when">
       ${h.active ? timeTag(h.next_ping_at, fromNow(h.next_ping_at, now, 'not scheduled')) : html`<span class="faint">paused</span>`}
     </td>
     <td class="num hide-sm">${formatDuration(h.grace_period)}</td>

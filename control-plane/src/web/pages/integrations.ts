@@ -86,7 +86,7 @@ function deliveriesTable(items: readonly DeliveryView[], now: Date): Html {
     items.map(
       (d) =>
         html`<tr>
-          <td class="nowrap">${timeTag(d.created_at, relativeTime(new Date(d.created_at), now))}</td>
+          <td class="when">${timeTag(d.created_at, relativeTime(new Date(d.created_at), now))}</td>
           <td>
             <span class="tag">${d.event}</span>
             <div class="faint">${d.subject.name}</div>

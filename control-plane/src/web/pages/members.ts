@@ -60,7 +60,7 @@ export function memberRoutes(app: App, deps: WebDeps): void {
                       >${m.name ? html` <span class="faint">${m.name}</span>` : ''}${m.user_id === pc.session.userId ? html` <span class="tag">you</span>` : ''}
                     </td>
                     <td><span class="tag">${m.role}</span></td>
-                    <td class="nowrap">${timeTag(m.joined_at, relativeTime(new Date(m.joined_at), now))}</td>
+                    <td class="when">${timeTag(m.joined_at, relativeTime(new Date(m.joined_at), now))}</td>
                     <td class="right">
                       ${
                         owner && m.role === 'member'

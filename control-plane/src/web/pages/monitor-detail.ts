@@ -30,7 +30,7 @@ function checksTable(results: Results, now: Date): Html {
     results.map(
       (r) =>
         html`<tr>
-          <td class="nowrap">${timeTag(r.checked_at, relativeTime(new Date(r.checked_at), now))}</td>
+          <td class="when">${timeTag(r.checked_at, relativeTime(new Date(r.checked_at), now))}</td>
           <td><span class="tag">${r.region}</span></td>
           <td>
             ${r.ok ? html`<span class="pill up">${r.status_code ?? 'OK'}</span>` : html`<span class="pill down">${r.status_code ?? r.error?.class ?? 'failed'}</span>`}
@@ -51,7 +51,7 @@ function incidentsTable(items: Incidents, now: Date): Html {
     items.map(
       (i) =>
         html`<tr>
-          <td class="nowrap">${timeTag(i.started_at, relativeTime(new Date(i.started_at), now))}</td>
+          <td class="when">${timeTag(i.started_at, relativeTime(new Date(i.started_at), now))}</td>
           <td class="nowrap">
             ${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}
           </td>

@@ -52,10 +52,9 @@ function searchOf(req: FastifyRequest): Search {
 function searchQuery(s: Search, page: number, extra: Record<string, string> = {}): string {
   const params = new URLSearchParams(extra);
   params.set('page', String(page));
-  for (const key of ['status', 'tag', 'name'] as const) {
-    const value = s[key];
-    if (value) params.set(key === 'name' ? 'q' : key, value);
-  }
+  if (s.name) params.set('q', s.name);
+  if (s.status) params.set('status', s.status);
+  if (s.tag) params.set('tag', s.tag);
   if (s.sort !== 'status') params.set('sort', s.sort);
   return params.toString();
 }

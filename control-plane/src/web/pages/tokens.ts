@@ -44,8 +44,8 @@ function tokenTable(pc: PageContext, tokens: readonly TokenRow[], now: Date): Ht
         html`<tr data-token="${t.name}">
           <td><strong>${t.name}</strong></td>
           <td><code>${t.token_prefix}…</code></td>
-          <td class="nowrap">${timeTag(t.created_at, relativeTime(new Date(t.created_at), now))}</td>
-          <td class="nowrap">${timeTag(t.last_used_at, t.last_used_at ? relativeTime(new Date(t.last_used_at), now) : 'never')}</td>
+          <td class="when">${timeTag(t.created_at, relativeTime(new Date(t.created_at), now))}</td>
+          <td class="when">${timeTag(t.last_used_at, t.last_used_at ? relativeTime(new Date(t.last_used_at), now) : 'never')}</td>
           <td class="right">
             ${postButton({ action: `${urls.tokens}/${t.id}/revoke`, label: 'Revoke', csrf: pc.session.csrfToken, kind: 'danger', small: true, confirm: `Revoke “${t.name}”? Requests with it fail from now on.` })}
           </td>

@@ -114,7 +114,7 @@ function eventsTable(items: readonly TriggerEventView[], now: Date): Html {
     items.map(
       (ev) =>
         html`<tr>
-          <td class="nowrap">
+          <td class="when">
             ${timeTag(ev.fired_at, relativeTime(new Date(ev.fired_at), now))}
             <div class="faint">${ev.source_address ?? ''}</div>
           </td>
@@ -223,16 +223,16 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
           () =>
             html`<div class="card">
               ${dataTable(
-                ['Status', 'Trigger', 'Protection', ['Rate limit', 'hide-sm'], ['Calls', 'num'], 'Last called'],
+                ['Status', 'Trigger', ['Protection', 'hide-sm'], ['Rate limit', 'hide-sm'], ['Calls', 'num'], 'Last called'],
                 items.map(
                   (t) =>
                     html`<tr>
                       <td>${statePill(t)}</td>
                       <td class="name"><a href="${urls.trigger(t.id)}">${t.name}</a><span class="url">${t.url}</span></td>
-                      <td>${t.token_protected ? 'token' : 'open'}</td>
+                      <td class="hide-sm">${t.token_protected ? 'token' : 'open'}</td>
                       <td class="hide-sm">${limitText(t)}</td>
                       <td class="num">${t.fire_count}</td>
-                      <td class="nowrap">
+                      <td class="when">
                         ${timeTag(t.last_fired_at, t.last_fired_at ? relativeTime(new Date(t.last_fired_at), now) : 'never')}
                       </td>
                     </tr>`,
