@@ -49,6 +49,7 @@ describe('monitors API', () => {
       assert.equal(m.regions, null);
       assert.deepEqual(m.integration_ids, []);
       assert.equal(m.follow_redirects, true);
+      assert.deepEqual(m.tags, []);
       assert.match(m.created_at, timestampFormat);
       assert.match(m.updated_at, timestampFormat);
       assert.deepEqual(m.project, { id: ada.project_id, name: 'Default', description: '' });
@@ -160,6 +161,39 @@ describe('monitors API', () => {
         .sql`insert into integrations (project_id, name, type) values (${ada.project_id}, 'y', 'webhook') returning id`;
       const ok = await api('POST', '/monitors', { ...valid(), integration_ids: [mine!.id] });
       assert.deepEqual(ok.body.data.integration_ids, [mine!.id]);
+    });
+  });
+
+  describe('tags', () => {
+    it('stores tags trimmed, in lower case and each once, and returns them on every read', async () => {
+      const res = await api('POST', '/monitors', { ...valid(), tags: [' Prod ', 'prod', 'EU West', 'checkout.v2', 'team_a-1'] });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.deepEqual(res.body.data.tags, ['prod', 'eu west', 'checkout.v2', 'team_a-1']);
+      assert.deepEqual((await api('GET', `/monitors/${res.body.data.id}`)).body.data.tags, ['prod', 'eu west', 'checkout.v2', 'team_a-1']);
+    });
+
+    it('replaces the tags on update when sent, keeps them when not, and empties them with []', async () => {
+      const { id } = (await api('POST', '/monitors', { ...valid(), tags: ['a', 'b'] })).body.data;
+      assert.deepEqual((await api('PUT', `/monitors/${id}`, { name: 'Renamed' })).body.data.tags, ['a', 'b']);
+      assert.deepEqual((await api('PUT', `/monitors/${id}`, { tags: ['c'] })).body.data.tags, ['c']);
+      assert.deepEqual((await api('PUT', `/monitors/${id}`, { tags: [] })).body.data.tags, []);
+    });
+
+    it('refuses more than 10 tags, and tags that are empty, too long or hold other characters, naming the field', async () => {
+      const ten = Array.from({ length: 10 }, (_, i) => `t${i}`);
+      assert.equal((await api('POST', '/monitors', { ...valid(), tags: ten })).status, 201);
+      assert.equal((await api('POST', '/monitors', { ...valid(), tags: ['x'.repeat(32)] })).status, 201);
+      const tooMany = await api('POST', '/monitors', { ...valid(), tags: [...ten, 't10'] });
+      assertInvalid(tooMany, ['tags']);
+      assert.deepEqual(tooMany.body.errors.tags, ['The tags field must not have more than 10 items.']);
+      for (const bad of ['', ' ', 'x'.repeat(33), 'a/b', '-lead', 'trail.', 'ünï', 'a\u0000b']) {
+        const res = await api('POST', '/monitors', { ...valid(), tags: ['ok', bad] });
+        assertInvalid(res, ['tags.1']);
+        assert.match(res.body.errors['tags.1'][0], /^The tags(\.1)? field /);
+      }
+      assertInvalid(await api('POST', '/monitors', { ...valid(), tags: 'prod' }), ['tags']);
+      const { id } = (await api('POST', '/monitors', valid())).body.data;
+      assertInvalid(await api('PUT', `/monitors/${id}`, { tags: ['a', 'b/c'] }), ['tags.1']);
     });
   });
 
@@ -305,6 +339,35 @@ describe('monitor lists', () => {
 
   it('refuses a malformed project_id with 422', async () => {
     assertInvalid(await api('GET', '/monitors?project_id=nope'), ['project_id']);
+  });
+
+  it('lists only the monitors carrying a tag, in any case, with their count', async () => {
+    const tagged = [];
+    for (const [i, project] of [ada.project_id, ada.project_id, second].entries()) {
+      tagged.push(
+        (await api('POST', '/monitors', { name: `t${i}`, url: 'https://example.com', project_id: project, tags: ['edge', `n${i}`] })).body
+          .data.id,
+      );
+    }
+    const all = await api('GET', '/monitors?tag=EDGE');
+    assert.deepEqual(all.body.data.map((m: { id: string }) => m.id).sort(), [...tagged].sort());
+    assert.equal(all.body.meta.total, 3);
+    const one = await api('GET', `/monitors?tag=edge&project_id=${second}`);
+    assert.deepEqual(
+      one.body.data.map((m: { id: string }) => m.id),
+      [tagged[2]],
+    );
+    assert.deepEqual(one.body.meta, { current_page: 1, per_page: 25, total: 1, last_page: 1 });
+    assert.deepEqual((await api('GET', '/monitors?tag=edge&per_page=1&page=5')).body.meta, {
+      current_page: 5,
+      per_page: 1,
+      total: 3,
+      last_page: 3,
+    });
+    assert.deepEqual((await api('GET', '/monitors?tag=nobody')).body.meta.total, 0);
+    assertInvalid(await api('GET', '/monitors?tag=a/b'), ['tag']);
+    // Without the filter, the list is what it was.
+    assert.equal((await api('GET', '/monitors?per_page=100')).body.meta.total, 33);
   });
 });
 

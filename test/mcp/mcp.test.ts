@@ -134,6 +134,30 @@ describe('the MCP endpoint', () => {
     assert.equal(list.meta.total, 1);
   });
 
+  it('takes and returns tags as the REST API does, and lists the monitors carrying one', async () => {
+    const tagged = json(
+      await client.callTool({
+        name: 'create_monitor',
+        arguments: { name: 'Tagged', url: 'https://example.com', project_id: account.project_id, tags: ['Prod', 'eu west'] },
+      }),
+    );
+    assert.deepEqual(tagged.tags, ['prod', 'eu west']);
+    const retagged = json(await client.callTool({ name: 'update_monitor', arguments: { id: tagged.id, changes: { tags: ['edge'] } } }));
+    assert.deepEqual(retagged.tags, ['edge']);
+    const list = json(await client.callTool({ name: 'list_monitors', arguments: { tag: 'edge' } }));
+    assert.deepEqual(
+      list.data.map((m: { id: string }) => m.id),
+      [tagged.id],
+    );
+    const bad = await client.callTool({
+      name: 'create_monitor',
+      arguments: { name: 'Bad', url: 'https://example.com', project_id: account.project_id, tags: ['a/b'] },
+    });
+    assert.equal(bad.isError, true);
+    assert.match(JSON.stringify(bad.content), /tags/);
+    await apiClient(cp.url, account.token)('DELETE', `/monitors/${tagged.id}`);
+  });
+
   it('reports recent results and incidents of a monitor', async () => {
     const m = json(
       await client.callTool({

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Principal } from '../../control-plane/src/accounts/bearer.ts';
 import { listTokens, revokeToken } from '../../control-plane/src/accounts/service.ts';
+import * as history from '../../control-plane/src/monitors/history.ts';
 import * as monitors from '../../control-plane/src/monitors/service.ts';
+import { heartbeatTimeline } from '../../control-plane/src/heartbeats/timeline.ts';
 import type { ApiContext } from '../../control-plane/src/platform/http/context.ts';
 import { listMembers } from '../../control-plane/src/projects/members.ts';
 import * as projects from '../../control-plane/src/projects/service.ts';
@@ -26,7 +28,7 @@ const principalOf = (a: TestAccount): Principal => ({
 
 const refusedWith = (code: string) => (err: unknown) => (err as { code?: string }).code === code;
 
-describe('tenancy of the projects, status page, badge and token services', () => {
+describe('tenancy of the projects, status page, badge, token and history services', () => {
   let db: TestDatabase;
   let ctx: ApiContext;
   let owner: TestAccount;
@@ -45,6 +47,7 @@ describe('tenancy of the projects, status page, badge and token services', () =>
       interval: 60,
       active: true,
       follow_redirects: true,
+      tags: ['private-tag'],
     } as Parameters<typeof monitors.createMonitor>[2]);
     monitorId = m.id;
     await badges.createBadge(ctx, principalOf(owner), { monitorId });
@@ -88,6 +91,26 @@ describe('tenancy of the projects, status page, badge and token services', () =>
     );
     await assert.rejects(listMembers(db.sql, p, owner.organization_id), refusedWith('FORBIDDEN'));
     assert.equal((await projects.getProject(db.sql, principalOf(owner), owner.project_id)).name, 'Default');
+  });
+
+  it('reads no monitor list, tags, uptime, incidents, chart span or heartbeat log of another tenant', async () => {
+    const p = principalOf(other);
+    const page = { page: 1, per_page: 10 };
+    await assert.rejects(monitors.searchMonitors(ctx, p, owner.project_id, { sort: 'name' }, page), refusedWith('FORBIDDEN'));
+    await assert.rejects(monitors.projectTags(ctx, p, owner.project_id), refusedWith('FORBIDDEN'));
+    await assert.rejects(history.projectUptimeWindows(ctx, p, owner.project_id, [monitorId]), refusedWith('FORBIDDEN'));
+    await assert.rejects(history.projectRecentIncidents(ctx, p, owner.project_id, [monitorId], 90), refusedWith('FORBIDDEN'));
+    await assert.rejects(history.monitorRecentSpan(ctx, p, monitorId), refusedWith('NOT_FOUND'));
+    // Ids of another project's monitors, asked for within one's own project, give nothing.
+    assert.equal((await history.projectUptimeWindows(ctx, p, other.project_id, [monitorId])).size, 0);
+    assert.deepEqual(await history.projectRecentIncidents(ctx, p, other.project_id, [monitorId], 90), []);
+    assert.deepEqual(await monitors.projectTags(ctx, p, other.project_id), []);
+    assert.equal((await monitors.listMonitors(ctx, p, undefined, page, { tag: 'private-tag' })).total, 0);
+    const [hb] = await db.sql<{ id: string }[]>`
+      insert into heartbeats (project_id, name, grace_period) values (${owner.project_id}, 'Owned', 60) returning id`;
+    await assert.rejects(heartbeatTimeline(ctx, p, hb!.id, 10), refusedWith('NOT_FOUND'));
+    assert.deepEqual(await heartbeatTimeline(ctx, principalOf(owner), hb!.id, 10), []);
+    assert.deepEqual(await monitors.projectTags(ctx, principalOf(owner), owner.project_id), ['private-tag']);
   });
 
   it("does not revoke another user's token by its id", async () => {

@@ -2,28 +2,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { apiClient } from '../harness/api.ts';
 import { startWebhookSink } from '../harness/http.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { ARGS, CHROMIUM, artifacts } from './chromium.ts';
 import { backdate, markChecked, seedIncident, seedResults } from './seed.ts';
-
-// Debian's chromium, never a downloaded browser (see ../shared/STACK.md).
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const artifacts = fileURLToPath(new URL('../../test-artifacts/web/', import.meta.url));
 
 describe('the dashboard in a browser', () => {
   let cp: TestControlPlane;
@@ -114,7 +100,7 @@ describe('the dashboard in a browser', () => {
     await shot('04-monitor-detail');
 
     await page.click('a[href="/app/monitors"]');
-    await page.waitForSelector('svg.spark');
+    await page.waitForSelector('svg.beats rect.up');
     await shot('05-monitors-list');
   });
 

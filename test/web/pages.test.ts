@@ -142,6 +142,25 @@ describe('dashboard pages', () => {
     assert.ok(row!.sealed, 'an empty password field keeps the stored password');
   });
 
+  it("edits a monitor's tags from its form, with the API's rules, and shows them", async () => {
+    const fields = { name: 'Tagged', url: 'https://example.org', _method: 'GET', valid_http_codes: '200', interval: '60' };
+    const created = await web.submit('/app/monitors/new', '/app/monitors', { ...fields, tags: 'Prod, eu west , prod' });
+    assert.equal(created.status, 303);
+    const id = created.location!.split('/').at(-1)!;
+    assert.deepEqual((await api('GET', `/monitors/${id}`)).body.data.tags, ['prod', 'eu west']);
+    const form = await web.get(`/app/monitors/${id}/edit`);
+    assert.match(form.text, /name="tags"[^>]*value="prod, eu west"/);
+    const bad = await web.submit(`/app/monitors/${id}/edit`, `/app/monitors/${id}/edit`, { ...fields, tags: 'ok, a/b' });
+    assert.equal(bad.status, 422);
+    assert.match(bad.text, /This field takes a tag: 1 to 32 letters/);
+    const list = await web.get('/app/monitors?tag=eu+west');
+    assert.match(list.text, new RegExp(`data-monitor="${id}"`));
+    assert.match(list.text, /<a class="tag" href="\/app\/monitors\?page=1&amp;tag=prod">prod<\/a>/);
+    const cleared = await web.submit(`/app/monitors/${id}/edit`, `/app/monitors/${id}/edit`, { ...fields, tags: '' });
+    assert.equal(cleared.status, 303);
+    assert.deepEqual((await api('GET', `/monitors/${id}`)).body.data.tags, []);
+  });
+
   it('pauses, resumes and deletes a monitor from its page', async () => {
     const m = await monitor('Toggle');
     const page = `/app/monitors/${m.id}`;

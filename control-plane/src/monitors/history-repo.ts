@@ -1,8 +1,10 @@
 import type { z } from 'zod';
-import type { Sql } from '../platform/db/sql.ts';
+import { arrayLiteral, type Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
+import { causeKind, type CauseKind } from './cause-kind.ts';
 import type { CheckResultView, IncidentView } from './schemas.ts';
+import { uptimePercent } from './uptime.ts';
 
 /** Recent checks of a monitor, newest first (history.ts checks the monitor is the caller's). */
 export async function listResults(sql: Sql, monitorId: string, region: string | undefined, page: PageQuery) {
@@ -60,9 +62,15 @@ export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery
 // project: ids of another project's monitors give nothing.
 
 export interface SparkPoint {
+  /** When the slot's checks were due (ISO). */
+  at: string;
   /** Mean response time of the slot's successful checks; null when every region failed. */
   ms: number | null;
+  /** Every region's check succeeded. */
   ok: boolean;
+  /** Checks in the slot (one per region) and how many of them failed. */
+  checks: number;
+  failed: number;
 }
 
 export interface Series {
@@ -79,7 +87,7 @@ export interface DayUptime {
 
 const epoch = (pg: string) => Date.parse(formatTimestamp(pg));
 
-/** The latest checks of each monitor (regions averaged per slot), oldest first, for sparklines. */
+/** The latest check slots of each monitor (regions averaged per slot), oldest first, for sparklines and check bars. */
 export async function sparklines(
   sql: Sql,
   projectId: string,
@@ -91,8 +99,9 @@ export async function sparklines(
   if (monitorIds.length === 0) return out;
   const since = new Date(now.getTime() - 24 * 3_600_000);
   // A failed check's time is its timeout, not a response time: it is a red dot, not part of the line.
-  const rows = await sql<{ monitor_id: string; ms: number | null; ok: boolean }[]>`
-    select monitor_id, scheduled_at, (avg(total_ms) filter (where ok))::float8 as ms, bool_and(ok) as ok
+  const rows = await sql<{ monitor_id: string; scheduled_at: string; ms: number | null; ok: boolean; checks: number; failed: number }[]>`
+    select monitor_id, scheduled_at, (avg(total_ms) filter (where ok))::float8 as ms, bool_and(ok) as ok,
+      count(*)::int as checks, (count(*) filter (where not ok))::int as failed
     from (
       select monitor_id, scheduled_at, total_ms, ok,
         dense_rank() over (partition by monitor_id order by scheduled_at desc) as rank
@@ -105,10 +114,19 @@ export async function sparklines(
     order by monitor_id, scheduled_at`;
   for (const r of rows) {
     const list = out.get(r.monitor_id) ?? [];
-    list.push({ ms: r.ms, ok: r.ok });
+    list.push({ at: formatTimestamp(r.scheduled_at), ms: r.ms, ok: r.ok, checks: r.checks, failed: r.failed });
     out.set(r.monitor_id, list);
   }
   return out;
+}
+
+/** The oldest and newest check slots of a monitor in the last 24 hours (ISO); null when none. */
+export async function recentSpan(sql: Sql, monitorId: string, now: Date): Promise<{ oldest: string; newest: string } | null> {
+  const since = new Date(now.getTime() - 24 * 3_600_000);
+  const [row] = await sql<{ oldest: string | null; newest: string | null }[]>`
+    select min(scheduled_at) as oldest, max(scheduled_at) as newest
+    from check_results where monitor_id = ${monitorId} and scheduled_at > ${since} and scheduled_at <= ${now}`;
+  return row?.oldest && row.newest ? { oldest: formatTimestamp(row.oldest), newest: formatTimestamp(row.newest) } : null;
 }
 
 export const chartRanges = {
@@ -212,4 +230,95 @@ export async function openIncidents(sql: Sql, projectIds: readonly string[]): Pr
     where i.ended_at is null and m.project_id = any(${sql.array([...projectIds])}::uuid[])
     order by i.started_at desc`;
   return rows.map((r) => ({ ...r, started_at: formatTimestamp(r.started_at) }));
+}
+
+/** Uptime of a monitor over the windows the dashboard shows, percent. */
+export interface UptimeWindows {
+  day: number;
+  week: number;
+  month: number;
+}
+
+/**
+ * Uptime over the trailing 24 hours, 7 days and 30 days (each since creation when the monitor is
+ * younger) of these monitors of the project, in one query: the same sum over incidents as a
+ * monitor's `uptime` (monitors/repo.ts), each window looked up by the incidents index.
+ */
+export async function uptimeWindows(
+  sql: Sql,
+  projectId: string,
+  monitorIds: readonly string[],
+  now: Date,
+): Promise<Map<string, UptimeWindows>> {
+  const out = new Map<string, UptimeWindows>();
+  if (monitorIds.length === 0) return out;
+  const ts = now.toISOString();
+  const rows = await sql<{ monitor_id: string; days: number; down: number; span: number }[]>`
+    select m.id as monitor_id, d.days,
+      extract(epoch from (${ts}::timestamptz - w.since))::float8 as span,
+      coalesce((select sum(extract(epoch from (least(coalesce(i.ended_at, ${ts}::timestamptz), ${ts}::timestamptz) - greatest(i.started_at, w.since))))
+                from (select started_at, ended_at from incidents where monitor_id = m.id and started_at > w.since
+                      union all
+                      (select started_at, ended_at from incidents where monitor_id = m.id and started_at <= w.since order by started_at desc limit 1)) i
+                where coalesce(i.ended_at, ${ts}::timestamptz) > w.since), 0)::float8 as down
+    from monitors m
+    cross join unnest(array[1, 7, 30]) as d(days)
+    cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - make_interval(days => d.days)) as since) w
+    where m.id = any(${arrayLiteral(monitorIds)}::uuid[]) and m.project_id = ${projectId}`;
+  for (const r of rows) {
+    const windows = out.get(r.monitor_id) ?? { day: 100, week: 100, month: 100 };
+    const key = r.days === 1 ? 'day' : r.days === 7 ? 'week' : 'month';
+    windows[key] = uptimePercent(r.down, r.span);
+    out.set(r.monitor_id, windows);
+  }
+  return out;
+}
+
+/** An incident as a public page may show it: when, how long, and a kind of cause, never its text. */
+export interface PublicIncident {
+  monitor_id: string;
+  started_at: string;
+  ended_at: string | null;
+  /** Seconds, up to now while it is open. */
+  duration: number;
+  kind: CauseKind;
+}
+
+/** At most this many incidents of a monitor are read (a flapping one may have thousands). */
+const PER_MONITOR = 1000;
+
+/**
+ * The incidents of these monitors of the project that overlap the last `days` UTC days, oldest
+ * first, each with the kind of its cause (a cause's text may hold a host name or an error message:
+ * it is left here).
+ */
+export async function recentIncidents(
+  sql: Sql,
+  projectId: string,
+  monitorIds: readonly string[],
+  now: Date,
+  days: number,
+): Promise<PublicIncident[]> {
+  if (monitorIds.length === 0) return [];
+  const ts = now.toISOString();
+  const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1))).toISOString();
+  const rows = await sql<{ monitor_id: string; started_at: string; ended_at: string | null; duration: number; cause: string }[]>`
+    select i.monitor_id, i.started_at, i.ended_at, i.cause,
+      floor(extract(epoch from (coalesce(i.ended_at, ${ts}::timestamptz) - i.started_at)))::int as duration
+    from monitors m
+    cross join lateral (
+      (select * from incidents where monitor_id = m.id and started_at >= ${since} and started_at < ${ts}::timestamptz
+       order by started_at desc limit ${PER_MONITOR})
+      union all
+      (select * from incidents where monitor_id = m.id and started_at < ${since} order by started_at desc limit 1)) i
+    where m.id = any(${arrayLiteral(monitorIds)}::uuid[]) and m.project_id = ${projectId}
+      and coalesce(i.ended_at, ${ts}::timestamptz) > ${since}
+    order by i.started_at`;
+  return rows.map((r) => ({
+    monitor_id: r.monitor_id,
+    started_at: formatTimestamp(r.started_at),
+    ended_at: formatTimestamp(r.ended_at),
+    duration: Math.max(0, r.duration),
+    kind: causeKind(r.cause),
+  }));
 }

@@ -4,7 +4,17 @@ import type { PageQuery } from '../platform/http/pagination.ts';
 import * as repo from './history-repo.ts';
 import { requireMonitor } from './service.ts';
 
-export { chartRanges, type ChartRange, type DayUptime, type OpenIncident, type Series, type SparkPoint } from './history-repo.ts';
+export {
+  chartRanges,
+  type ChartRange,
+  type DayUptime,
+  type OpenIncident,
+  type PublicIncident,
+  type Series,
+  type SparkPoint,
+  type UptimeWindows,
+} from './history-repo.ts';
+export { causeKinds, type CauseKind } from './cause-kind.ts';
 
 // A monitor's history, for the API and the front ends: each read checks that the monitor (or the
 // project) is the principal's, as the monitor itself is checked (404 for anyone else's).
@@ -25,6 +35,12 @@ export async function monitorChart(ctx: ApiContext, p: Principal, id: string, ra
   return repo.responseSeries(ctx.sql, id, range, ctx.now());
 }
 
+/** When the monitor's checks of the last 24 hours start and end (null: none), to open its chart on a range with data. */
+export async function monitorRecentSpan(ctx: ApiContext, p: Principal, id: string) {
+  await requireMonitor(ctx, p, id);
+  return repo.recentSpan(ctx.sql, id, ctx.now());
+}
+
 /** The latest checks of each of these monitors of the project, for sparklines. */
 export async function projectSparklines(ctx: ApiContext, p: Principal, projectId: string, monitorIds: readonly string[]) {
   requireProject(p, projectId);
@@ -35,6 +51,27 @@ export async function projectSparklines(ctx: ApiContext, p: Principal, projectId
 export async function projectDailyUptime(ctx: ApiContext, p: Principal, projectId: string, monitorIds: readonly string[], days: number) {
   requireProject(p, projectId);
   return repo.dailyUptime(ctx.sql, projectId, monitorIds, ctx.now(), days);
+}
+
+/** Uptime over 24 hours, 7 days and 30 days of these monitors of the project (the dashboard's list), one query. */
+export async function projectUptimeWindows(ctx: ApiContext, p: Principal, projectId: string, monitorIds: readonly string[]) {
+  requireProject(p, projectId);
+  return repo.uptimeWindows(ctx.sql, projectId, monitorIds, ctx.now());
+}
+
+/**
+ * The incidents of these monitors of the project over the last `days` UTC days, oldest first, as
+ * a public page may show them: times and the kind of cause, not its text.
+ */
+export async function projectRecentIncidents(
+  ctx: ApiContext,
+  p: Principal,
+  projectId: string,
+  monitorIds: readonly string[],
+  days: number,
+) {
+  requireProject(p, projectId);
+  return repo.recentIncidents(ctx.sql, projectId, monitorIds, ctx.now(), days);
 }
 
 /** The project's ongoing incidents, newest first. */

@@ -1,7 +1,8 @@
-import type { Db, Sql } from '../platform/db/sql.ts';
+import { arrayLiteral, type Db, type Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp, relativeTime } from '../platform/http/time.ts';
 import { monitorStatuses, type Monitor } from './schemas.ts';
+import { uptimePercent } from './uptime.ts';
 import { withoutUrlCredentials, type BasicAuthColumns } from './url-credentials.ts';
 
 export interface MonitorRecord {
@@ -18,6 +19,7 @@ export interface MonitorRecord {
   timeout_seconds: number;
   regions: string[] | null;
   follow_redirects: boolean;
+  tags: string[];
   status: number;
   last_checked_at: string | null;
   created_at: string;
@@ -41,7 +43,7 @@ interface ReadRow extends MonitorRecord {
  * `monitors` yields the rows to show (a page at most); everything derived is looked up for those
  * rows only, each by an index, so the cost does not grow with the number of monitors.
  */
-function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``) {
+function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``, order = sql`m.created_at, m.id`) {
   const ts = now.toISOString();
   return sql<ReadRow[]>`
     select m.*, p.name as project_name, p.description as project_description,
@@ -62,11 +64,10 @@ function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``
     from (${monitors}) m
     join projects p on p.id = m.project_id
     cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - interval '30 days') as since) w
-    order by m.created_at, m.id`;
+    order by ${order}`;
 }
 
 function toMonitor(r: ReadRow, now: Date): Monitor {
-  const uptime = r.window_seconds > 0 ? Math.max(0, 100 * (1 - r.down_seconds / r.window_seconds)) : 100;
   return {
     id: r.id,
     name: r.name,
@@ -84,9 +85,10 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     regions: r.regions,
     integration_ids: r.integration_ids,
     follow_redirects: r.follow_redirects,
+    tags: r.tags,
     created_at: formatTimestamp(r.created_at),
     updated_at: formatTimestamp(r.updated_at),
-    uptime: Math.round(uptime * 1000) / 1000,
+    uptime: uptimePercent(r.down_seconds, r.window_seconds),
     last_checked: relativeTime(r.last_checked_at ? new Date(formatTimestamp(r.last_checked_at)) : null, now),
     incidents_count: r.incidents_count,
     last_incident_duration: r.last_incident_duration,
@@ -95,20 +97,24 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
 }
 
 /**
- * A page of the projects' monitors, oldest first. Each project contributes its first
- * offset + per_page monitors by index order, so a page costs what its offset costs, and the total
- * comes from the counts the monitors triggers keep.
+ * A page of the projects' monitors, oldest first, those with `tag` only when it is given. Each
+ * project contributes its first offset + per_page monitors by index order, so a page costs what
+ * its offset costs, and the total comes from the counts the monitors triggers keep (a count of
+ * the tagged ones with a tag).
  */
-export async function listMonitors(sql: Sql, projectIds: readonly string[], page: PageQuery, now: Date) {
+export async function listMonitors(sql: Sql, projectIds: readonly string[], page: PageQuery, now: Date, filter: { tag?: string } = {}) {
   const projects = [...new Set(projectIds)];
   const offset = offsetOf(page);
-  const total = sql`select coalesce(sum(monitors), 0)::int from monitor_counts where project_id = any(${projects}::uuid[])`;
+  const tagged = filter.tag ? sql`and tags @> ${arrayLiteral([filter.tag])}::text[]` : sql``;
+  const total = filter.tag
+    ? sql`select count(*)::int from monitors where project_id = any(${projects}::uuid[]) ${tagged}`
+    : sql`select coalesce(sum(monitors), 0)::int from monitor_counts where project_id = any(${projects}::uuid[])`;
   const rows = await readQuery(
     sql,
     now,
     sql`
       select pm.* from unnest(${projects}::uuid[]) as pr(id)
-      cross join lateral (select * from monitors where project_id = pr.id order by created_at, id limit ${offset + page.per_page}) pm
+      cross join lateral (select * from monitors where project_id = pr.id ${tagged} order by created_at, id limit ${offset + page.per_page}) pm
       order by pm.created_at, pm.id
       limit ${page.per_page} offset ${offset}`,
     sql`, (${total}) as total`,
@@ -116,6 +122,61 @@ export async function listMonitors(sql: Sql, projectIds: readonly string[], page
   // A page past the end has no row to carry the total.
   const count = rows[0]?.total ?? (await sql<{ n: number }[]>`select (${total}) as n`)[0]!.n;
   return { items: rows.map((r) => toMonitor(r, now)), total: count };
+}
+
+/** What the dashboard's list of a project's monitors is narrowed to and ordered by. */
+export interface MonitorSearch {
+  /** A status name: what the monitor shows (paused when not active). */
+  status?: 'pending' | 'up' | 'down' | 'paused';
+  /** Part of the name, in any case. */
+  name?: string;
+  tag?: string;
+  /** `status`: down first, then pending, up and paused; `name`: A to Z; `created`: oldest first. */
+  sort: 'status' | 'name' | 'created';
+}
+
+const statusFilters = {
+  pending: (sql: Sql) => sql`and active and status = ${monitorStatuses.pending}`,
+  up: (sql: Sql) => sql`and active and status = ${monitorStatuses.up}`,
+  down: (sql: Sql) => sql`and active and status = ${monitorStatuses.down}`,
+  paused: (sql: Sql) => sql`and not active`,
+};
+
+/** A page of one project's monitors that match, in the order asked for, and how many match. */
+export async function searchMonitors(sql: Sql, projectId: string, search: MonitorSearch, page: PageQuery, now: Date) {
+  const where = sql`where project_id = ${projectId}
+    ${search.tag ? sql`and tags @> ${arrayLiteral([search.tag])}::text[]` : sql``}
+    ${search.name ? sql`and strpos(lower(name), lower(${search.name})) > 0` : sql``}
+    ${search.status ? statusFilters[search.status](sql) : sql``}`;
+  // Down first: what needs a look leads the list.
+  const rank = (m: string) =>
+    sql`array_position(array[${monitorStatuses.down}, ${monitorStatuses.pending}, ${monitorStatuses.up}, ${monitorStatuses.paused}]::int[],
+      case when not ${sql(m)}.active then ${monitorStatuses.paused} else ${sql(m)}.status::int end)`;
+  const orders = {
+    status: (m: string) => sql`${rank(m)}, lower(${sql(m)}.name), ${sql(m)}.created_at, ${sql(m)}.id`,
+    name: (m: string) => sql`lower(${sql(m)}.name), ${sql(m)}.created_at, ${sql(m)}.id`,
+    created: (m: string) => sql`${sql(m)}.created_at, ${sql(m)}.id`,
+  };
+  const order = orders[search.sort];
+  const rows = await readQuery(
+    sql,
+    now,
+    sql`
+      select f.*, count(*) over ()::int as total from monitors f ${where}
+      order by ${order('f')}
+      limit ${page.per_page} offset ${offsetOf(page)}`,
+    sql``,
+    order('m'),
+  );
+  const total = rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from monitors ${where}`)[0]!.n;
+  return { items: rows.map((r) => toMonitor(r, now)), total };
+}
+
+/** The tags the project's monitors carry, A to Z. */
+export async function projectTags(sql: Sql, projectId: string): Promise<string[]> {
+  const rows = await sql<{ tag: string }[]>`
+    select distinct unnest(tags) as tag from monitors where project_id = ${projectId} order by 1`;
+  return rows.map((r) => r.tag);
 }
 
 export async function findMonitor(sql: Sql, id: string, projectIds: readonly string[], now: Date): Promise<Monitor | undefined> {
@@ -134,10 +195,10 @@ export type MonitorWrite = Omit<MonitorRecord, 'id' | 'status' | 'last_checked_a
 export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
-      active, interval_seconds, timeout_seconds, regions, follow_redirects)
+      active, interval_seconds, timeout_seconds, regions, follow_redirects, tags)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
-      ${m.regions ? db.array(m.regions) : null}::text[], ${m.follow_redirects})
+      ${m.regions ? db.array(m.regions) : null}::text[], ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[])
     returning id`;
   return row!.id;
 }
@@ -149,7 +210,7 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       basic_auth_password_sealed = ${m.basic_auth_password_sealed}, active = ${m.active},
       interval_seconds = ${m.interval_seconds}, timeout_seconds = ${m.timeout_seconds},
       regions = ${m.regions ? db.array(m.regions) : null}::text[], follow_redirects = ${m.follow_redirects},
-      updated_at = now()
+      tags = ${arrayLiteral(m.tags)}::text[], updated_at = now()
     where id = ${id}`;
 }
 

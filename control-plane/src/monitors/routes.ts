@@ -16,13 +16,13 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
     {
       schema: {
         tags,
-        summary: 'List monitors (of one project, or of all your projects)',
+        summary: 'List monitors (of one project, or of all your projects; with `tag`, those carrying it)',
         querystring: PageQuery.extend(MonitorListQuery.shape),
         response: { 200: listEnvelope(Monitor), ...authErrors, 422: validationErrors[422] },
       },
     },
     async (req) => {
-      const { items, total } = await service.listMonitors(ctx, principalOf(req), req.query.project_id, req.query);
+      const { items, total } = await service.listMonitors(ctx, principalOf(req), req.query.project_id, req.query, { tag: req.query.tag });
       return { data: items, meta: pageMeta(req.query, total) };
     },
   );

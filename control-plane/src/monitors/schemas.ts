@@ -13,6 +13,20 @@ const httpUrl = z
   );
 const region = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'A region is lower-case letters, digits and -, up to 32.');
 
+/** Tags a monitor may carry, and what one may be (stored trimmed and in lower case). */
+export const MAX_TAGS = 10;
+const tagPattern = /^[A-Za-z0-9](?:[A-Za-z0-9 ._-]{0,30}[A-Za-z0-9])?$/;
+const tagRule = '1 to 32 letters, digits, spaces, dots, dashes or underscores, starting and ending with a letter or digit';
+const tag = (field: string) => z.string().trim().toLowerCase().regex(tagPattern, `The ${field} field takes a tag: ${tagRule}.`);
+const tags = z
+  .array(tag('tags'))
+  .max(MAX_TAGS)
+  // Tags that differ only in case or surrounding spaces are one tag.
+  .overwrite((list) => [...new Set(list)])
+  .describe(
+    `Extension: up to ${MAX_TAGS} labels to sort and filter monitors by (\`prod\`, \`eu west\`, \`checkout\`). A tag is 1 to 32 letters, digits, spaces, \`.\`, \`_\` or \`-\`, starting and ending with a letter or digit; stored trimmed and in lower case, each once. Left out on create: none; left out on update: kept.`,
+  );
+
 /** Fields a create and an update share, with the spec's bounds. */
 const writable = {
   name: z.string().trim().min(1).max(255),
@@ -32,6 +46,7 @@ const writable = {
     .describe('Extension: regions to check from; null means every region with a live agent.'),
   integration_ids: z.array(z.uuid()).max(100).describe("Extension: integrations of the same project that receive this monitor's alerts."),
   follow_redirects: z.boolean().describe('Extension: follow up to 5 redirects.'),
+  tags,
 };
 
 function timeoutWithinInterval(v: { interval?: number | undefined; timeout?: number | undefined }, ctx: z.RefinementCtx) {
@@ -54,6 +69,7 @@ export const MonitorCreateBody = z
     regions: writable.regions.optional(),
     integration_ids: writable.integration_ids.optional(),
     follow_redirects: writable.follow_redirects.default(true),
+    tags: writable.tags.optional(),
   })
   .superRefine(timeoutWithinInterval);
 export type MonitorCreateBody = z.infer<typeof MonitorCreateBody>;
@@ -86,6 +102,7 @@ export const Monitor = z
     regions: z.array(z.string()).nullable(),
     integration_ids: z.array(z.uuid()),
     follow_redirects: z.boolean(),
+    tags: z.array(z.string()).describe('Extension: the labels of the monitor, in lower case (none: an empty list).'),
     created_at: z.string(),
     updated_at: z.string(),
     uptime: z.number().describe('Percent of time not in an incident over the trailing 30 days (or since creation), 3 decimals.'),
@@ -97,7 +114,10 @@ export const Monitor = z
   .meta({ id: 'Monitor' });
 export type Monitor = z.infer<typeof Monitor>;
 
-export const MonitorListQuery = z.object({ project_id: z.uuid().optional() });
+export const MonitorListQuery = z.object({
+  project_id: z.uuid().optional(),
+  tag: tag('tag').optional().describe('Extension: only the monitors carrying this tag (matched in lower case).'),
+});
 
 export const CheckResultView = z
   .object({

@@ -8,9 +8,29 @@ import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
 import { defaultValidHttpCodes, type Monitor, type MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';
 
-export async function listMonitors(ctx: ApiContext, p: Principal, projectId: string | undefined, page: PageQuery) {
+export async function listMonitors(
+  ctx: ApiContext,
+  p: Principal,
+  projectId: string | undefined,
+  page: PageQuery,
+  filter: { tag?: string } = {},
+) {
   if (projectId) requireProject(p, projectId);
-  return repo.listMonitors(ctx.sql, projectId ? [projectId] : [...p.projectIds], page, ctx.now());
+  return repo.listMonitors(ctx.sql, projectId ? [projectId] : [...p.projectIds], page, ctx.now(), filter);
+}
+
+export type { MonitorSearch } from './repo.ts';
+
+/** The dashboard's list: a project's monitors narrowed by status, name and tag, in the order asked for. */
+export async function searchMonitors(ctx: ApiContext, p: Principal, projectId: string, search: repo.MonitorSearch, page: PageQuery) {
+  requireProject(p, projectId);
+  return repo.searchMonitors(ctx.sql, projectId, search, page, ctx.now());
+}
+
+/** Every tag the project's monitors carry, A to Z (the dashboard's tag filter). */
+export async function projectTags(ctx: ApiContext, p: Principal, projectId: string): Promise<string[]> {
+  requireProject(p, projectId);
+  return repo.projectTags(ctx.sql, projectId);
 }
 
 /** 404 unless the monitor is one of the principal's (a single keyed read, for what reads its history). */
@@ -41,6 +61,7 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     timeout_seconds: body.timeout ?? Math.min(10, body.interval),
     regions: body.regions ?? null,
     follow_redirects: body.follow_redirects,
+    tags: body.tags ?? [],
   };
   const id = await ctx.sql.begin(async (tx) => {
     const id = await repo.insertMonitor(tx, write);
@@ -81,6 +102,7 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     timeout_seconds: timeout,
     regions: body.regions === undefined ? current.regions : body.regions,
     follow_redirects: body.follow_redirects ?? current.follow_redirects,
+    tags: body.tags ?? current.tags,
   };
   await ctx.sql.begin(async (tx) => {
     await repo.updateMonitor(tx, id, write);

@@ -1,4 +1,4 @@
-import type { DayUptime, Series, SparkPoint } from '../monitors/history.ts';
+import type { Series, SparkPoint } from '../monitors/history.ts';
 import { formatMs } from './components.ts';
 import { escapeHtml, html, raw, type Html } from './html.ts';
 
@@ -43,25 +43,35 @@ function timeLabel(t: number, spanMs: number): string {
   return d.toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
 }
 
-/** Response time over a time range, one line per region, with axes in ms and UTC time. */
-export function responseChart(series: readonly Series[], from: number, to: number): Html {
-  const hasData = series.some((s) => s.points.length > 0);
-  if (!hasData) return html`<div class="empty"><p>No checks in this range yet.</p></div>`;
-  const W = 760;
-  const H = 220;
+/** The drawing of a chart at one size: its text stays legible only near that width. */
+interface ChartSize {
+  cls: string;
+  W: number;
+  H: number;
+  /** Labels along the time axis, less one. */
+  ticks: number;
+}
+const chartSizes: readonly ChartSize[] = [
+  { cls: 'chart chart-wide', W: 760, H: 220, ticks: 5 },
+  // What a phone shows instead (the stylesheet swaps them): the same data drawn narrow.
+  { cls: 'chart chart-narrow', W: 360, H: 200, ticks: 3 },
+];
+
+function drawChart(series: readonly Series[], from: number, to: number, size: ChartSize): { svg: string; failed: Map<number, number> } {
+  const { W, H } = size;
   const m = { l: 52, r: 12, t: 10, b: 26 };
   const max = niceMax(Math.max(0, ...series.flatMap((s) => s.points.map((p) => p.ms ?? 0))) * 1.05);
   const x = (t: number) => m.l + ((t - from) / Math.max(1, to - from)) * (W - m.l - m.r);
   const y = (ms: number) => H - m.b - (ms / max) * (H - m.t - m.b);
-  let svg = `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="Response time by region">`;
+  let svg = `<svg class="${size.cls}" viewBox="0 0 ${W} ${H}" role="img" aria-label="Response time by region">`;
   for (let i = 0; i <= 4; i++) {
     const v = (max * i) / 4;
     svg += `<line class="grid" x1="${m.l}" x2="${W - m.r}" y1="${f(y(v))}" y2="${f(y(v))}"/>`;
     svg += `<text class="axis" x="${m.l - 8}" y="${f(y(v) + 4)}" text-anchor="end">${escapeHtml(formatMs(v))}</text>`;
   }
-  for (let i = 0; i <= 5; i++) {
-    const t = from + ((to - from) * i) / 5;
-    const anchor = i === 0 ? 'start' : i === 5 ? 'end' : 'middle';
+  for (let i = 0; i <= size.ticks; i++) {
+    const t = from + ((to - from) * i) / size.ticks;
+    const anchor = i === 0 ? 'start' : i === size.ticks ? 'end' : 'middle';
     svg += `<text class="axis" x="${f(x(t))}" y="${H - 8}" text-anchor="${anchor}">${escapeHtml(timeLabel(t, to - from))}</text>`;
   }
   series.forEach((s, i) => {
@@ -86,35 +96,21 @@ export function responseChart(series: readonly Series[], from: number, to: numbe
     svg += `<line class="fail-tick" x1="${f(x(t))}" x2="${f(x(t))}" y1="${H - m.b - 6}" y2="${H - m.b}"><title>${n} failed check${n === 1 ? '' : 's'}</title></line>`;
   }
   svg += '</svg>';
+  return { svg, failed };
+}
+
+/** Response time over a time range, one line per region, with axes in ms and UTC time. */
+export function responseChart(series: readonly Series[], from: number, to: number): Html {
+  const hasData = series.some((s) => s.points.length > 0);
+  if (!hasData) return html`<div class="empty"><p>No checks in this range yet.</p></div>`;
+  const drawn = chartSizes.map((size) => drawChart(series, from, to, size));
+  const failed = drawn[0]!.failed;
   const legend = html`<div class="legend">
     ${series.map((s, i) => html`<span><i class="k${i % 6}"></i>${s.name}</span>`)}${
       failed.size > 0 ? html`<span><i class="fail-key"></i>failed checks</span>` : ''
     }<span class="faint">Times in UTC</span>
   </div>`;
-  return html`${raw(svg)}${legend}`;
-}
-
-function barClass(uptime: number | null): string {
-  if (uptime === null) return '';
-  if (uptime >= 99.99) return 'b-ok';
-  if (uptime >= 99) return 'b-minor';
-  if (uptime >= 95) return 'b-warn';
-  return 'b-bad';
-}
-
-/** One bar per day (oldest first), coloured by that day's uptime; hover for the figure. */
-export function uptimeBars(days: readonly DayUptime[]): Html {
-  const step = 5;
-  const rects = days
-    .map((d, i) => {
-      const label = d.uptime === null ? `${d.day}: no data` : `${d.day}: ${d.uptime.toFixed(2)}% uptime`;
-      const cls = barClass(d.uptime);
-      return `<rect${cls ? ` class="${cls}"` : ''} x="${i * step}" y="0" width="${step - 1.2}" height="34" rx="1"><title>${escapeHtml(label)}</title></rect>`;
-    })
-    .join('');
-  return raw(
-    `<svg class="bars" viewBox="0 0 ${days.length * step} 34" preserveAspectRatio="none" role="img" aria-label="Uptime per day">${rects}</svg>`,
-  );
+  return html`${raw(drawn.map((d) => d.svg).join(''))}${legend}`;
 }
 
 export interface Timings {
@@ -154,7 +150,7 @@ export function phaseBar(t: Timings, scaleMs: number): Html {
   );
 }
 
-export const phaseLegend = html`<div class="legend phase-legend">
+export const phaseLegend = html`<div class="legend phase-legend hide-sm">
   <span><i class="ph-dns"></i>DNS</span><span><i class="ph-connect"></i>Connect</span><span><i class="ph-tls"></i>TLS</span
   ><span><i class="ph-ttfb"></i>Waiting</span><span><i class="ph-rest"></i>Download</span>
 </div>`;

@@ -162,6 +162,20 @@ export function formatDuration(seconds: number): string {
   return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
 }
 
+/** A run's length: "20 ms", "4.2 s", "12 s", "4 min", "2 h 5 min". */
+export function formatSeconds(seconds: number): string {
+  if (seconds < 1) return formatMs(seconds * 1000);
+  if (seconds < 10) return `${seconds.toFixed(1)} s`;
+  return formatDuration(Math.round(seconds));
+}
+
+/** "512 B", "4.2 KB", "1.3 MB" */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(bytes < 10 * 1024 ? 1 : 0)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
 /** An ISO timestamp as a <time> element the reader can hover for the exact instant. */
 export function timeTag(iso: string | null, text: string): Html {
   if (!iso) return html`<span class="faint">${text}</span>`;

@@ -16,3 +16,5 @@ export async function listPings(
   const { rows, total } = await repo.listPings(ctx.sql, heartbeatId, page);
   return { items: rows.map((r) => ({ ...r, received_at: formatTimestamp(r.received_at) })), total };
 }
+
+export { PING_LOG_SIZE } from './repo.ts';

@@ -23,13 +23,13 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
     {
       title: 'List monitors',
       description:
-        'Lists HTTP monitors of one project, or of all your projects, with status (0 pending, 1 up, 2 down, 3 paused), uptime and last check.',
+        'Lists HTTP monitors of one project, or of all your projects (only those carrying `tag` when given), with status (0 pending, 1 up, 2 down, 3 paused), uptime, tags and last check.',
       inputSchema: MonitorListQuery.extend(Paging),
       annotations: readOnly,
     },
     async (args) =>
       run(async () => {
-        const { items, total } = await monitors.listMonitors(ctx, principal, args.project_id, args);
+        const { items, total } = await monitors.listMonitors(ctx, principal, args.project_id, args, { tag: args.tag });
         return { data: items, meta: { current_page: args.page, per_page: args.per_page, total } };
       }),
   );

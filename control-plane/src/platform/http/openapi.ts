@@ -36,6 +36,33 @@ included.
 \`deleteMonitor\`...: a verb, then the resource), so a generated client keeps its names across releases.
 `.trim();
 
+/**
+ * The policy of `/docs` (Swagger UI), strict like the dashboard's. Swagger UI's own files load no
+ * inline script; its one inline style is the `<style>` of the small logo its top bar draws, allowed
+ * by its hash (a new Swagger UI that draws another fails test/web/docs.test.ts, which loads the page
+ * and fails on any violation). "Try it out" calls the API at PUBLIC_URL, which may be another
+ * origin than the one serving the page. The plugin's own policy (`staticCSP: true`) needs neither,
+ * lets the page be framed and upgrades requests to https, which breaks the page on plain http.
+ */
+export function docsContentSecurityPolicy(publicUrl: string): string {
+  return [
+    "default-src 'self'",
+    "img-src 'self' data:",
+    `style-src 'self' '${SWAGGER_LOGO_STYLE}'`,
+    "script-src 'self'",
+    "script-src-attr 'none'",
+    `connect-src 'self' ${new URL(publicUrl).origin}`,
+    "font-src 'self' data:",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "object-src 'none'",
+  ].join('; ');
+}
+
+/** sha256 of `.logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}` (swagger-ui-standalone-preset.js). */
+const SWAGGER_LOGO_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
+
 /** The OpenAPI 3.1 document, generated from the zod schemas that validate requests. */
 export async function registerOpenApi(app: App, publicUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -59,7 +86,11 @@ export async function registerOpenApi(app: App, publicUrl: string): Promise<void
     transform: jsonSchemaTransform,
     transformObject: (input) => finishDocument(jsonSchemaTransformObject(input) as OpenApiDocument, { operationIds, tags }),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: docsContentSecurityPolicy(publicUrl),
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // Built once at start-up: a documented route without its operationId stops the server here.
   app.addHook('onReady', async () => {

@@ -1,5 +1,6 @@
 // The dashboard's only script. Pages work without it; it adds live regions, copy buttons,
-// confirmations and the project switcher's auto-submit. Served by us, no inline code (strict CSP).
+// confirmations, tooltips of bar strips and the auto-submit of the project switcher and the list
+// filters. Served by us, no inline code (strict CSP).
 (function () {
   'use strict';
 
@@ -21,7 +22,15 @@
         .then(function (text) {
           if (text !== last) {
             last = text;
+            // What the reader opened (a ping's body) stays open through the refresh.
+            var open = [].map.call(el.querySelectorAll('details[open][data-key]'), function (d) {
+              return d.getAttribute('data-key');
+            });
             el.innerHTML = text;
+            open.forEach(function (key) {
+              var again = el.querySelector('details[data-key="' + CSS.escape(key) + '"]');
+              if (again) again.open = true;
+            });
             el.setAttribute('data-live-updated', String(Date.now()));
           }
         })
@@ -95,6 +104,59 @@
       el.hidden = el.getAttribute('data-schedule') !== kind;
     });
   }
+
+  // Tooltips of bar strips (<svg data-tips>): each bar's <title> is the browser's own tooltip
+  // without this script; with it, hovering or tapping a bar shows the text in one box, which
+  // phones show too. The <title> moves into data-tip so the browser's tooltip does not show twice.
+  var tip = null;
+  var tipFor = null;
+  function barOf(target) {
+    var bar = target && target.closest ? target.closest('[data-tips] > *') : null;
+    if (!bar) return null;
+    if (!bar.hasAttribute('data-tip')) {
+      var title = bar.querySelector('title');
+      if (!title) return null;
+      bar.setAttribute('data-tip', title.textContent);
+      title.remove();
+    }
+    return bar;
+  }
+  function showTip(bar) {
+    if (!tip) {
+      tip = document.createElement('div');
+      tip.className = 'tip';
+      tip.setAttribute('role', 'tooltip');
+      document.body.appendChild(tip);
+    }
+    tipFor = bar;
+    tip.textContent = bar.getAttribute('data-tip');
+    tip.hidden = false;
+    var box = bar.getBoundingClientRect();
+    var width = document.documentElement.clientWidth;
+    var left = Math.min(Math.max(8, box.left + box.width / 2 - tip.offsetWidth / 2), width - tip.offsetWidth - 8);
+    var top = box.top - tip.offsetHeight - 8;
+    if (top < 8) top = box.bottom + 8;
+    tip.style.left = left + window.scrollX + 'px';
+    tip.style.top = top + window.scrollY + 'px';
+  }
+  function hideTip() {
+    if (tip) tip.hidden = true;
+    tipFor = null;
+  }
+  document.addEventListener('mouseover', function (event) {
+    var bar = barOf(event.target);
+    if (bar) showTip(bar);
+    else if (tipFor) hideTip();
+  });
+  document.addEventListener('click', function (event) {
+    var bar = barOf(event.target);
+    if (bar && bar !== tipFor) showTip(bar);
+    else hideTip();
+  });
+  document.addEventListener('keydown', function (event) {
+    if (event.key === 'Escape') hideTip();
+  });
+  window.addEventListener('scroll', hideTip, { passive: true });
 
   document.querySelectorAll('[data-live]').forEach(startLive);
   document.querySelectorAll('form').forEach(function (f) {

@@ -1,19 +1,36 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PING_BODY_LIMIT } from '../../../../shared/src/contracts/pings.ts';
 import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
-import { listPings } from '../../heartbeats/pings/service.ts';
 import type { PingLogEntry } from '../../heartbeats/pings/schemas.ts';
+import { PING_LOG_SIZE } from '../../heartbeats/pings/service.ts';
+import { heartbeatTimeline, type StatusChange, type TimelineEntry } from '../../heartbeats/timeline.ts';
 import { badgeSlug } from '../../status-pages/badges.ts';
-import { copyRow, formatDuration, snippet, fromNow, heartbeatPill, heartbeatSchedule, postButton, timeTag } from '../components.ts';
+import {
+  copyRow,
+  formatBytes,
+  formatDuration,
+  formatSeconds,
+  snippet,
+  fromNow,
+  heartbeatPill,
+  heartbeatSchedule,
+  postButton,
+  timeTag,
+} from '../components.ts';
 import { idParam, queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
+import { dataTable } from '../table.ts';
 import { urls } from '../urls.ts';
 import { badgeCard } from './badges.ts';
+
+/** Entries of the log the page shows. */
+const EVENTS_SHOWN = 50;
 
 const curl = (url: string) => `curl -fsS -m 10 --retry 5 -o /dev/null ${url}`;
 
@@ -51,45 +68,67 @@ function howToPing(h: Heartbeat): Html {
   </div>`;
 }
 
-function pingLog(items: readonly PingLogEntry[], now: Date): Html {
-  if (items.length === 0) return html`<div class="empty"><p>No pings yet. Call the ping URL from your job and it shows up here.</p></div>`;
-  const kindPill = (p: PingLogEntry) =>
-    p.kind === 'success'
-      ? html`<span class="pill up">Success</span>`
-      : p.kind === 'start'
-        ? html`<span class="pill running">Start</span>`
-        : html`<span class="pill down">Fail${p.exit_code !== null ? html` (${p.exit_code})` : ''}</span>`;
-  return html`<div class="table-wrap">
-    <table>
-      <thead>
-        <tr>
-          <th>Received</th>
-          <th>Kind</th>
-          <th class="hide-sm">From</th>
-          <th class="hide-sm">Client</th>
-          <th class="num hide-sm">Body</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${items.map(
-          (p) =>
-            html`<tr>
-              <td class="nowrap">${timeTag(p.received_at, relativeTime(new Date(p.received_at), now))}</td>
-              <td>${kindPill(p)}</td>
-              <td class="hide-sm">
-                <code>${p.source}</code>${p.region ? html` <span class="tag">${p.region}</span>` : ''}
-                <span class="faint">${p.method}</span>
-              </td>
-              <td class="hide-sm faint">${p.user_agent ?? '–'}</td>
-              <td class="num hide-sm" ${p.body ? html` title="${p.body.slice(0, 500)}"` : ''}>${p.body_size ? `${p.body_size} B` : '–'}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+const changeTexts: Record<StatusChange['status'], Partial<Record<StatusChange['reason'], string>> & { default: string }> = {
+  down: {
+    missed: 'No ping within the grace period',
+    failed: 'The job reported a failure',
+    start_timeout: 'Started, but did not finish within the grace period',
+    default: 'Went down',
+  },
+  up: { default: 'A success ping: up again' },
+  late: { default: 'The ping is overdue: late, inside the grace period' },
+};
+
+function pingPill(p: PingLogEntry): Html {
+  if (p.kind === 'success') return html`<span class="pill up">Success${p.exit_code !== null ? html` (${p.exit_code})` : ''}</span>`;
+  if (p.kind === 'start') return html`<span class="pill running">Start</span>`;
+  return html`<span class="pill down">Fail${p.exit_code !== null ? html` (exit ${p.exit_code})` : ''}</span>`;
 }
 
-function live(h: Heartbeat, pings: readonly PingLogEntry[], now: Date): Html {
+/** A ping's line: what it was, how long the run took, where it came from, and its body when it had one. */
+function pingEvent(p: Extract<TimelineEntry, { type: 'ping' }>): Html {
+  return html`<div class="event-line">
+      ${pingPill(p)}
+      ${p.duration !== null ? html`<span class="duration" title="Since its start ping">ran ${formatSeconds(p.duration)}</span>` : ''}
+      <span class="faint event-from"
+        >${p.method} from <code>${p.source}</code>${p.region ? html` <span class="tag">${p.region}</span>` : ''}${
+          p.user_agent ? html` · ${p.user_agent}` : ''
+        }</span
+      >
+    </div>
+    ${
+      p.body_size > 0
+        ? html`<details class="ping-body" data-key="${p.received_at}">
+            <summary>
+              Body, ${formatBytes(p.body_size)}${p.body_size > PING_BODY_LIMIT ? ` (the first ${formatBytes(PING_BODY_LIMIT)} kept)` : ''}
+            </summary>
+            <pre>${p.body}</pre>
+          </details>`
+        : ''
+    }`;
+}
+
+function changeEvent(c: StatusChange): Html {
+  const texts = changeTexts[c.status];
+  return html`<div class="event-line">${heartbeatPill(c.status)} <span>${texts[c.reason] ?? texts.default}</span></div>`;
+}
+
+/** The heartbeat's log: pings and status changes, newest first. */
+function timeline(entries: readonly TimelineEntry[], now: Date): Html {
+  return dataTable(
+    ['When', 'Event'],
+    entries.map(
+      (e) =>
+        html`<tr class="event ${e.type === 'change' ? `change ${e.status}` : 'ping'}" data-event="${e.type === 'ping' ? e.kind : e.status}">
+          <td class="when">${timeTag(e.at, relativeTime(new Date(e.at), now))}</td>
+          <td>${e.type === 'ping' ? pingEvent(e) : changeEvent(e)}</td>
+        </tr>`,
+    ),
+    { empty: 'No pings yet. Call the ping URL from your job and it shows up here.', className: 'events' },
+  );
+}
+
+function live(h: Heartbeat, events: readonly TimelineEntry[], now: Date): Html {
   return html`<div class="stats">
       <div class="stat">
         <div class="label">Status</div>
@@ -110,10 +149,10 @@ function live(h: Heartbeat, pings: readonly PingLogEntry[], now: Date): Html {
     </div>
     <div class="card">
       <div class="card-head">
-        <h2>Ping log</h2>
-        <span class="faint">the last 100 are kept</span>
+        <h2>Events</h2>
+        <span class="faint">pings (the last ${PING_LOG_SIZE} are kept) and status changes</span>
       </div>
-      ${pingLog(pings, now)}
+      ${timeline(events, now)}
     </div>`;
 }
 
@@ -125,8 +164,8 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
     const principal = sessionOf(req).principal;
     const hb = await heartbeats.getHeartbeat(ctx, principal, id);
     const now = ctx.now();
-    const pings = await listPings(ctx, principal, id, { page: 1, per_page: 25 });
-    const body = live(hb, pings.items, now);
+    const events = await heartbeatTimeline(ctx, principal, id, EVENTS_SHOWN);
+    const body = live(hb, events, now);
     if (queryText(req, 'fragment')) return sendHtml(reply, body);
 
     const pc = await pageContext(req, deps, hb.name, 'heartbeats');

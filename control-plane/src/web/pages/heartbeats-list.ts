@@ -7,6 +7,7 @@ import { queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { noProject, pageContext, render } from '../page.ts';
+import { dataTable, listOrEmpty } from '../table.ts';
 import { urls } from '../urls.ts';
 
 const PER_PAGE = 100;
@@ -16,8 +17,8 @@ function row(h: Heartbeat, now: Date): Html {
   return html`<tr data-heartbeat="${h.id}">
     <td>${heartbeatPill(h.status)}</td>
     <td class="name"><a href="${urls.heartbeat(h.id)}">${h.name}</a><span class="url">${heartbeatSchedule(h)}</span></td>
-    <td class="nowrap">${timeTag(h.last_ping_at, fromNow(h.last_ping_at, now, 'never'))}</td>
-    <td class="nowrap">
+    <td class="when">${timeTag(h.last_ping_at, fromNow(h.last_ping_at, now, 'never'))}</td>
+    <td class="when">
       ${h.active ? timeTag(h.next_ping_at, fromNow(h.next_ping_at, now, 'not scheduled')) : html`<span class="faint">paused</span>`}
     </td>
     <td class="num hide-sm">${formatDuration(h.grace_period)}</td>
@@ -45,22 +46,10 @@ function live(items: readonly Heartbeat[], now: Date): Html {
       </div>
     </div>
     <div class="card">
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>Status</th>
-              <th>Heartbeat</th>
-              <th>Last ping</th>
-              <th>Next expected</th>
-              <th class="num hide-sm">Grace</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${items.map((h) => row(h, now))}
-          </tbody>
-        </table>
-      </div>
+      ${dataTable(
+        ['Status', 'Heartbeat', 'Last ping', 'Next expected', ['Grace', 'num hide-sm']],
+        items.map((h) => row(h, now)),
+      )}
     </div>`;
 }
 
@@ -79,13 +68,15 @@ export function heartbeatListRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead('Heartbeats', { sub: html`Cron jobs and workers of <strong>${pc.project.name}</strong> that report in.`, actions: total > 0 ? newButton : '' })}
-        ${
-          total === 0
-            ? html`<div class="card">
-                ${emptyState('No heartbeats yet', 'A heartbeat gives a recurring job a URL to call when it runs. If the call does not come in on time, you hear about it.', newButton)}
-              </div>`
-            : html`<div data-live="${urls.heartbeats}?fragment=1&amp;page=${page}" data-live-every="5000">${body}</div>`
-        }`,
+        ${listOrEmpty(
+          total,
+          emptyState(
+            'No heartbeats yet',
+            'A heartbeat gives a recurring job a URL to call when it runs. If the call does not come in on time, you hear about it.',
+            newButton,
+          ),
+          () => html`<div data-live="${urls.heartbeats}?fragment=1&amp;page=${page}" data-live-every="5000">${body}</div>`,
+        )}`,
       ),
     );
   });

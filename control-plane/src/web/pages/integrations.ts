@@ -17,6 +17,7 @@ import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { formPage, noProject, pageContext, render, type PageContext } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
+import { dataTable, listOrEmpty } from '../table.ts';
 import { urls } from '../urls.ts';
 
 const acronyms: Record<string, string> = { url: 'URL', smtp: 'SMTP', api: 'API', id: 'ID' };
@@ -80,35 +81,23 @@ function newForm(pc: PageContext, type: IntegrationType, form: Form, errors?: Re
 }
 
 function deliveriesTable(items: readonly DeliveryView[], now: Date): Html {
-  if (items.length === 0) return html`<div class="empty"><p>Nothing sent yet. Use “Send a test” to check the settings.</p></div>`;
-  return html`<div class="table-wrap">
-    <table>
-      <thead>
-        <tr>
-          <th>When</th>
-          <th>Event</th>
-          <th>Status</th>
-          <th class="hide-sm">Message</th>
-          <th class="num">Attempts</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${items.map(
-          (d) =>
-            html`<tr>
-              <td class="nowrap">${timeTag(d.created_at, relativeTime(new Date(d.created_at), now))}</td>
-              <td>
-                <span class="tag">${d.event}</span>
-                <div class="faint">${d.subject.name}</div>
-              </td>
-              <td>${deliveryPill(d)}${d.last_error ? html`<div class="error-text">${d.last_error}</div>` : ''}</td>
-              <td class="hide-sm">${d.message.length > 120 ? `${d.message.slice(0, 119)}…` : d.message}</td>
-              <td class="num">${d.attempts}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable(
+    ['When', 'Event', 'Status', ['Message', 'hide-sm'], ['Attempts', 'num']],
+    items.map(
+      (d) =>
+        html`<tr>
+          <td class="when">${timeTag(d.created_at, relativeTime(new Date(d.created_at), now))}</td>
+          <td>
+            <span class="tag">${d.event}</span>
+            <div class="faint">${d.subject.name}</div>
+          </td>
+          <td>${deliveryPill(d)}${d.last_error ? html`<div class="error-text">${d.last_error}</div>` : ''}</td>
+          <td class="hide-sm">${d.message.length > 120 ? `${d.message.slice(0, 119)}…` : d.message}</td>
+          <td class="num">${d.attempts}</td>
+        </tr>`,
+    ),
+    { empty: 'Nothing sent yet. Use “Send a test” to check the settings.' },
+  );
 }
 
 function settingsList(i: Integration): Html {
@@ -146,37 +135,29 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead('Integrations', { sub: 'Where alerts and trigger messages are sent. Link them to monitors, heartbeats and triggers.', actions: items.length ? newButton : '' })}
-        ${
-          items.length === 0
-            ? html`<div class="card">
-                ${emptyState('No integrations yet', 'Send alerts to Slack, Discord, Teams, Telegram, email, PagerDuty, ntfy or any webhook.', newButton)}
-              </div>`
-            : html`<div class="card">
-                <div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th>Status</th>
-                        <th>Integration</th>
-                        <th>Type</th>
-                        <th class="hide-sm">Created</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${items.map(
-                        (i) =>
-                          html`<tr>
-                            <td>${i.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`}</td>
-                            <td class="name"><a href="${urls.integration(i.id)}">${i.name}</a></td>
-                            <td>${typeLabels[i.type]}</td>
-                            <td class="hide-sm">${timeTag(i.created_at, relativeTime(new Date(i.created_at), ctx.now()))}</td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>
-              </div>`
-        }`,
+        ${listOrEmpty(
+          items.length,
+          emptyState(
+            'No integrations yet',
+            'Send alerts to Slack, Discord, Teams, Telegram, email, PagerDuty, ntfy or any webhook.',
+            newButton,
+          ),
+          () =>
+            html`<div class="card">
+              ${dataTable(
+                ['Status', 'Integration', 'Type', ['Created', 'hide-sm']],
+                items.map(
+                  (i) =>
+                    html`<tr>
+                      <td>${i.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`}</td>
+                      <td class="name"><a href="${urls.integration(i.id)}">${i.name}</a></td>
+                      <td>${typeLabels[i.type]}</td>
+                      <td class="hide-sm">${timeTag(i.created_at, relativeTime(new Date(i.created_at), ctx.now()))}</td>
+                    </tr>`,
+                ),
+              )}
+            </div>`,
+        )}`,
       ),
     );
   });

@@ -7,6 +7,7 @@ import { idParam, sendHtml, sessionOf, text, type WebDeps } from '../context.ts'
 import { submitForm, type FieldErrors } from '../form.ts';
 import { html } from '../html.ts';
 import { pageHead } from '../layout.ts';
+import { dataTable } from '../table.ts';
 import { addMember, listMembers, removeMember } from '../../projects/members.ts';
 import { noProject, pageContext, render } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
@@ -49,45 +50,34 @@ export function memberRoutes(app: App, deps: WebDeps): void {
               : html`<div class="flash">Only owners of ${pc.project.organizationName} can add or remove members.</div>`
           }
           <div class="card">
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>Email</th>
-                    <th>Role</th>
-                    <th>Joined</th>
-                    <th></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${members.map(
-                    (m) =>
-                      html`<tr data-member="${m.email}">
-                        <td>
-                          <strong>${m.email}</strong
-                          >${m.name ? html` <span class="faint">${m.name}</span>` : ''}${m.user_id === pc.session.userId ? html` <span class="tag">you</span>` : ''}
-                        </td>
-                        <td><span class="tag">${m.role}</span></td>
-                        <td class="nowrap">${timeTag(m.joined_at, relativeTime(new Date(m.joined_at), now))}</td>
-                        <td class="right">
-                          ${
-                            owner && m.role === 'member'
-                              ? postButton({
-                                  action: `${urls.members}/${m.user_id}/remove`,
-                                  label: 'Remove',
-                                  csrf: pc.session.csrfToken,
-                                  kind: 'danger',
-                                  small: true,
-                                  confirm: `Remove ${m.email} from ${pc.project!.organizationName}?`,
-                                })
-                              : ''
-                          }
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>
+            ${dataTable(
+              ['Email', 'Role', 'Joined', ''],
+              members.map(
+                (m) =>
+                  html`<tr data-member="${m.email}">
+                    <td>
+                      <strong>${m.email}</strong
+                      >${m.name ? html` <span class="faint">${m.name}</span>` : ''}${m.user_id === pc.session.userId ? html` <span class="tag">you</span>` : ''}
+                    </td>
+                    <td><span class="tag">${m.role}</span></td>
+                    <td class="when">${timeTag(m.joined_at, relativeTime(new Date(m.joined_at), now))}</td>
+                    <td class="right">
+                      ${
+                        owner && m.role === 'member'
+                          ? postButton({
+                              action: `${urls.members}/${m.user_id}/remove`,
+                              label: 'Remove',
+                              csrf: pc.session.csrfToken,
+                              kind: 'danger',
+                              small: true,
+                              confirm: `Remove ${m.email} from ${pc.project!.organizationName}?`,
+                            })
+                          : ''
+                      }
+                    </td>
+                  </tr>`,
+              ),
+            )}
           </div>`,
       ),
       status,

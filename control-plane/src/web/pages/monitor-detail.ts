@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
-import { chartRanges, monitorChart, monitorIncidents, monitorResults, type ChartRange } from '../../monitors/history.ts';
+import { chartRanges, monitorChart, monitorIncidents, monitorRecentSpan, monitorResults, type ChartRange } from '../../monitors/history.ts';
 import type { Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { badgeSlug } from '../../status-pages/badges.ts';
@@ -12,81 +12,55 @@ import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
+import { dataTable } from '../table.ts';
 import { urls } from '../urls.ts';
+import { defaultChartRange } from '../chart-range.ts';
 import { badgeCard } from './badges.ts';
 import { codesText } from './monitor-form.ts';
 
 type Results = Awaited<ReturnType<typeof monitorResults>>['items'];
 type Incidents = Awaited<ReturnType<typeof monitorIncidents>>['items'];
 
-function rangeOf(value: string | undefined): ChartRange {
-  return value !== undefined && Object.hasOwn(chartRanges, value) ? (value as ChartRange) : '24h';
-}
+const isRange = (value: string | undefined): value is ChartRange => value !== undefined && Object.hasOwn(chartRanges, value);
 
 function checksTable(results: Results, now: Date): Html {
-  if (results.length === 0)
-    return html`<div class="empty">
-      <p>No checks yet. The first one runs within the monitor's interval once a probe agent is connected.</p>
-    </div>`;
-  const scale = Math.max(...results.map((r) => r.timings.total));
-  return html`<div class="table-wrap">
-    <table>
-      <thead>
-        <tr>
-          <th>When</th>
-          <th>Region</th>
-          <th>Result</th>
-          <th class="hide-sm">Phases</th>
-          <th class="num">Total</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${results.map(
-          (r) =>
-            html`<tr>
-              <td class="nowrap">${timeTag(r.checked_at, relativeTime(new Date(r.checked_at), now))}</td>
-              <td><span class="tag">${r.region}</span></td>
-              <td>
-                ${r.ok ? html`<span class="pill up">${r.status_code ?? 'OK'}</span>` : html`<span class="pill down">${r.status_code ?? r.error?.class ?? 'failed'}</span>`}
-                ${r.error ? html`<div class="error-text">${r.error.message || r.error.class}</div>` : ''}
-                ${r.attempts > 1 ? html`<div class="faint">confirmed by a re-check</div>` : ''}
-              </td>
-              <td class="hide-sm">${phaseBar(r.timings, scale)}</td>
-              <td class="num">${formatMs(r.timings.total)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  const scale = Math.max(0, ...results.map((r) => r.timings.total));
+  return dataTable(
+    ['When', 'Region', 'Result', ['Phases', 'hide-sm'], ['Total', 'num']],
+    results.map(
+      (r) =>
+        html`<tr>
+          <td class="when">${timeTag(r.checked_at, relativeTime(new Date(r.checked_at), now))}</td>
+          <td><span class="tag">${r.region}</span></td>
+          <td>
+            ${r.ok ? html`<span class="pill up">${r.status_code ?? 'OK'}</span>` : html`<span class="pill down">${r.status_code ?? r.error?.class ?? 'failed'}</span>`}
+            ${r.error ? html`<div class="error-text">${r.error.message || r.error.class}</div>` : ''}
+            ${r.attempts > 1 ? html`<div class="faint">confirmed by a re-check</div>` : ''}
+          </td>
+          <td class="hide-sm">${phaseBar(r.timings, scale)}</td>
+          <td class="num">${formatMs(r.timings.total)}</td>
+        </tr>`,
+    ),
+    { empty: "No checks yet. The first one runs within the monitor's interval once a probe agent is connected." },
+  );
 }
 
 function incidentsTable(items: Incidents, now: Date): Html {
-  if (items.length === 0) return html`<div class="empty"><p>No incidents. May it stay that way.</p></div>`;
-  return html`<div class="table-wrap">
-    <table>
-      <thead>
-        <tr>
-          <th>Started</th>
-          <th>Duration</th>
-          <th>Cause</th>
-          <th class="hide-sm">Regions</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${items.map(
-          (i) =>
-            html`<tr>
-              <td class="nowrap">${timeTag(i.started_at, relativeTime(new Date(i.started_at), now))}</td>
-              <td class="nowrap">
-                ${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}
-              </td>
-              <td>${i.cause || html`<span class="faint">–</span>`}</td>
-              <td class="hide-sm">${i.regions.map((r) => html`<span class="tag">${r}</span> `)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable(
+    ['Started', 'Duration', 'Cause', ['Regions', 'hide-sm']],
+    items.map(
+      (i) =>
+        html`<tr>
+          <td class="when">${timeTag(i.started_at, relativeTime(new Date(i.started_at), now))}</td>
+          <td class="nowrap">
+            ${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}
+          </td>
+          <td>${i.cause || html`<span class="faint">–</span>`}</td>
+          <td class="hide-sm">${i.regions.map((r) => html`<span class="tag">${r}</span> `)}</td>
+        </tr>`,
+    ),
+    { empty: 'No incidents. May it stay that way.' },
+  );
 }
 
 function live(m: Monitor, range: ChartRange, chart: Html, results: Results, incidents: Incidents, now: Date): Html {
@@ -152,6 +126,10 @@ function details(m: Monitor): Html {
         <dd>${m.timeout} s</dd>
         <dt>Regions</dt>
         <dd>${m.regions ? m.regions.join(', ') : 'every region with a live agent'}</dd>
+        <dt>Tags</dt>
+        <dd>
+          ${m.tags.length > 0 ? m.tags.map((t) => html`<a class="tag" href="${urls.monitors}?tag=${encodeURIComponent(t)}">${t}</a> `) : 'none'}
+        </dd>
         <dt>Redirects</dt>
         <dd>${m.follow_redirects ? 'followed' : 'not followed'}</dd>
         <dt>Basic auth</dt>
@@ -171,7 +149,8 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
     const principal = sessionOf(req).principal;
     const monitor = await monitors.getMonitor(ctx, principal, id);
     const now = ctx.now();
-    const range = rangeOf(queryText(req, 'range'));
+    const asked = queryText(req, 'range');
+    const range = isRange(asked) ? asked : defaultChartRange(monitor, await monitorRecentSpan(ctx, principal, id), now);
     const [{ series, from, to }, results, incidents] = await Promise.all([
       monitorChart(ctx, principal, id, range),
       monitorResults(ctx, principal, id, undefined, { page: 1, per_page: 20 }),

@@ -59,6 +59,7 @@ interface Values {
   interval: string;
   timeout: string;
   regions: string;
+  tags: string;
   username: string;
   followRedirects: boolean;
   hasPassword: boolean;
@@ -74,6 +75,7 @@ function valuesOf(m: Monitor | undefined): Values {
     interval: String(m?.interval ?? 60),
     timeout: m ? String(m.timeout) : '',
     regions: m?.regions?.join(', ') ?? '',
+    tags: m?.tags.join(', ') ?? '',
     username: m?.basic_auth_username ?? '',
     followRedirects: m?.follow_redirects ?? true,
     hasPassword: false,
@@ -92,6 +94,7 @@ function formValues(form: Form, hasPassword: boolean): Values {
     interval: text(form, 'interval'),
     timeout: text(form, 'timeout'),
     regions: text(form, 'regions'),
+    tags: text(form, 'tags'),
     username: text(form, 'basic_auth_username') || (credentials?.username ?? ''),
     followRedirects: text(form, 'follow_redirects') === 'on',
     hasPassword,
@@ -108,6 +111,7 @@ const known = [
   'interval',
   'timeout',
   'regions',
+  'tags',
   'basic_auth_username',
   'basic_auth_password',
 ];
@@ -134,6 +138,7 @@ function monitorForm(
       ${selectField({ name: 'interval', label: 'Check', value: v.interval, options: intervalOptions, errors: e })}
       ${field({ name: 'timeout', label: 'Timeout (seconds)', type: 'number', value: v.timeout, min: 1, max: 60, errors: e, help: 'Default 10, never above the interval.' })}
     </div>
+    ${field({ name: 'tags', label: 'Tags', value: v.tags, errors: e, errorPrefix: 'tags', placeholder: 'prod, checkout', help: 'Comma-separated, up to 10: labels to sort and filter the list by.' })}
     ${field({ name: 'regions', label: 'Regions', value: v.regions, errors: e, errorPrefix: 'regions', placeholder: 'All regions', help: 'Comma-separated, such as eu-west, us-east. Empty: every region with a live agent.' })}
     <fieldset>
       <legend>Basic authentication (optional)</legend>
@@ -176,6 +181,10 @@ function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
     basic_auth_username: text(form, 'basic_auth_username') || null,
     follow_redirects: text(form, 'follow_redirects') === 'on',
     integration_ids: chosenIntegrations(form),
+    tags: text(form, 'tags')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
   };
   if (timeout !== '') body.timeout = /^\d+$/.test(timeout) ? Number(timeout) : timeout;
   if (editing && text(form, 'clear_password') === 'on') body.basic_auth_password = null;

@@ -1,18 +1,63 @@
+import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
 import { queryInt } from '../../platform/http/params.ts';
-import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
+import { MonitorListQuery, monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { projectSparklines, type SparkPoint } from '../../monitors/history.ts';
-import { sparkline } from '../charts.ts';
+import { projectSparklines, projectUptimeWindows, type SparkPoint, type UptimeWindows } from '../../monitors/history.ts';
+import { checkBars } from '../bars.ts';
 import { emptyState, formatMs, formatUptime, monitorPill } from '../components.ts';
 import { queryText, sendHtml, sessionOf, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { noProject, pageContext, render } from '../page.ts';
+import { dataTable, listOrEmpty } from '../table.ts';
 import { urls } from '../urls.ts';
 
 const PER_PAGE = 100;
 const pageNumber = queryInt({ min: 1, default: 1 });
+
+const statusChoices = [
+  ['', 'Any status'],
+  ['down', 'Down'],
+  ['up', 'Up'],
+  ['pending', 'Pending'],
+  ['paused', 'Paused'],
+] as const;
+const sortChoices = [
+  ['status', 'Down first'],
+  ['name', 'Name'],
+  ['created', 'Oldest first'],
+] as const;
+
+type Search = monitors.MonitorSearch;
+
+const isChoice = <T extends string>(choices: readonly (readonly [T | '', string])[], v: string | undefined): v is T =>
+  v !== undefined && v !== '' && choices.some(([c]) => c === v);
+
+/** The list's filters and order from the address; what is not one of the choices is left out. */
+function searchOf(req: FastifyRequest): Search {
+  const status = queryText(req, 'status');
+  const sort = queryText(req, 'sort');
+  const name = queryText(req, 'q')?.trim().slice(0, 255);
+  const tag = MonitorListQuery.shape.tag.safeParse(queryText(req, 'tag') || undefined).data;
+  return {
+    sort: isChoice(sortChoices, sort) ? sort : 'status',
+    ...(isChoice(statusChoices, status) ? { status } : {}),
+    ...(name ? { name } : {}),
+    ...(tag ? { tag } : {}),
+  };
+}
+
+/** The query of a list address with these filters (the default order and empty filters left out). */
+function searchQuery(s: Search, page: number, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams(extra);
+  params.set('page', String(page));
+  if (s.name) params.set('q', s.name);
+  if (s.status) params.set('status', s.status);
+  if (s.tag) params.set('tag', s.tag);
+  if (s.sort !== 'status') params.set('sort', s.sort);
+  return params.toString();
+}
 
 function counts(items: readonly Monitor[]) {
   const by = (s: number) => items.filter((m) => m.status === s).length;
@@ -24,67 +69,95 @@ function counts(items: readonly Monitor[]) {
   };
 }
 
-function row(m: Monitor, spark: SparkPoint[] | undefined): Html {
-  const last = spark?.at(-1);
+function row(m: Monitor, slots: readonly SparkPoint[], uptime: UptimeWindows | undefined, s: Search): Html {
+  const last = slots.at(-1);
   return html`<tr data-monitor="${m.id}">
     <td>${monitorPill(m.status)}</td>
-    <td class="name"><a href="${urls.monitor(m.id)}">${m.name}</a><span class="url">${m.method} ${m.url}</span></td>
-    <td class="num">${formatUptime(m.uptime)}</td>
-    <td class="hide-sm">${sparkline(spark ?? [])}</td>
-    <td class="num hide-sm">${last ? formatMs(last.ms) : '–'}</td>
-    <td class="nowrap muted">${m.last_checked}</td>
+    <td class="name">
+      <a href="${urls.monitor(m.id)}">${m.name}</a><span class="url">${m.method} ${m.url}</span>${
+        m.tags.length > 0
+          ? html`<span class="tags"
+              >${m.tags.map((t) => html`<a class="tag" href="${urls.monitors}?${searchQuery({ ...s, tag: t }, 1)}">${t}</a>`)}</span
+            >`
+          : ''
+      }
+    </td>
+    <td class="beats-cell">${checkBars(slots)}</td>
+    <td class="num" data-window="24h">${formatUptime(uptime?.day)}</td>
+    <td class="num hide-md" data-window="7d">${formatUptime(uptime?.week)}</td>
+    <td class="num hide-md" data-window="30d">${formatUptime(uptime?.month ?? m.uptime)}</td>
+    <td class="nowrap hide-sm">
+      <span class="muted">${m.last_checked}</span>${last?.ms != null ? html`<span class="sub-line">${formatMs(last.ms)}</span>` : ''}
+    </td>
   </tr>`;
 }
 
-function live(items: readonly Monitor[], sparks: Map<string, SparkPoint[]>, total: number, page: number): Html {
-  const c = counts(items);
-  const lastPage = Math.max(1, Math.ceil(total / PER_PAGE));
+interface Listed {
+  items: readonly Monitor[];
+  total: number;
+  slots: Map<string, SparkPoint[]>;
+  uptime: Map<string, UptimeWindows>;
+}
+
+function live(l: Listed, s: Search, page: number): Html {
+  const c = counts(l.items);
+  const lastPage = Math.max(1, Math.ceil(l.total / PER_PAGE));
+  const stat = (label: string, value: number, cls = '') =>
+    html`<div class="stat">
+      <div class="label">${label}</div>
+      <div class="value${cls ? ` ${cls}` : ''}">${value}</div>
+    </div>`;
   return html`<div class="stats">
-      <div class="stat">
-        <div class="label">Up</div>
-        <div class="value up">${c.up}</div>
-      </div>
-      <div class="stat">
-        <div class="label">Down</div>
-        <div class="value${c.down ? ' down' : ''}">${c.down}</div>
-      </div>
-      <div class="stat">
-        <div class="label">Paused</div>
-        <div class="value">${c.paused}</div>
-      </div>
-      <div class="stat">
-        <div class="label">Pending</div>
-        <div class="value">${c.pending}</div>
-      </div>
+      ${stat('Up', c.up, 'up')} ${stat('Down', c.down, c.down ? 'down' : '')} ${stat('Paused', c.paused)} ${stat('Pending', c.pending)}
     </div>
     <div class="card">
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>Status</th>
-              <th>Monitor</th>
-              <th class="num">Uptime 30d</th>
-              <th class="hide-sm">Response time</th>
-              <th class="num hide-sm">Latest</th>
-              <th>Last checked</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${items.map((m) => row(m, sparks.get(m.id)))}
-          </tbody>
-        </table>
-      </div>
+      ${dataTable(
+        [
+          'Status',
+          'Monitor',
+          ['Recent checks', 'beats-cell'],
+          ['24 h', 'num'],
+          ['7 d', 'num hide-md'],
+          ['30 d', 'num hide-md'],
+          ['Last check', 'hide-sm'],
+        ],
+        l.items.map((m) => row(m, l.slots.get(m.id) ?? [], l.uptime.get(m.id), s)),
+        { className: 'monitor-list', empty: html`No monitor matches. <a href="${urls.monitors}">Show them all</a>` },
+      )}
       ${
         lastPage > 1
           ? html`<div class="pager">
-              ${page > 1 ? html`<a class="btn btn-sm" href="${urls.monitors}?page=${page - 1}">Previous</a>` : ''}<span class="muted"
+              ${page > 1 ? html`<a class="btn btn-sm" href="${urls.monitors}?${searchQuery(s, page - 1)}">Previous</a>` : ''}<span
+                class="muted"
                 >Page ${page} of ${lastPage}</span
-              >${page < lastPage ? html`<a class="btn btn-sm" href="${urls.monitors}?page=${page + 1}">Next</a>` : ''}
+              >${page < lastPage ? html`<a class="btn btn-sm" href="${urls.monitors}?${searchQuery(s, page + 1)}">Next</a>` : ''}
             </div>`
           : ''
       }
     </div>`;
+}
+
+/** Search by name, narrow by status and tag, pick the order; the selects apply themselves with the script. */
+function filters(s: Search, tags: readonly string[]): Html {
+  const options = (choices: readonly (readonly [string, string])[], value: string | undefined) =>
+    choices.map(([v, label]) => html`<option value="${v}" ${v === (value ?? '') ? html` selected` : ''}>${label}</option>`);
+  return html`<form class="filters" method="get" action="${urls.monitors}" role="search">
+    <input type="search" name="q" value="${s.name ?? ''}" placeholder="Search by name" aria-label="Search by name" />
+    <select name="status" aria-label="Status" data-autosubmit>
+      ${options(statusChoices, s.status)}
+    </select>
+    ${
+      tags.length > 0 || s.tag
+        ? html`<select name="tag" aria-label="Tag" data-autosubmit>
+            ${options([['', 'Any tag'], ...[...new Set([...tags, ...(s.tag ? [s.tag] : [])])].map((t) => [t, t] as const)], s.tag)}
+          </select>`
+        : ''
+    }
+    <select name="sort" aria-label="Order" data-autosubmit>
+      ${options(sortChoices, s.sort)}
+    </select>
+    <button type="submit" class="btn btn-sm">Search</button>
+  </form>`;
 }
 
 export function monitorListRoutes(app: App, deps: WebDeps): void {
@@ -92,29 +165,38 @@ export function monitorListRoutes(app: App, deps: WebDeps): void {
   app.get(urls.monitors, async (req, reply) => {
     const pc = await pageContext(req, deps, 'Monitors', 'monitors');
     if (!pc.project) return sendHtml(reply, noProject(pc));
+    const principal = sessionOf(req).principal;
+    const projectId = pc.project.id;
     const page = pageNumber.safeParse(queryText(req, 'page')).data ?? 1;
-    const { items, total } = await monitors.listMonitors(ctx, sessionOf(req).principal, pc.project.id, { page, per_page: PER_PAGE });
-    const sparks = await projectSparklines(
-      ctx,
-      sessionOf(req).principal,
-      pc.project.id,
-      items.map((m) => m.id),
-    );
-    const body = live(items, sparks, total, page);
+    const s = searchOf(req);
+    const { items, total } = await monitors.searchMonitors(ctx, principal, projectId, s, { page, per_page: PER_PAGE });
+    const ids = items.map((m) => m.id);
+    const [slots, uptime] = await Promise.all([
+      projectSparklines(ctx, principal, projectId, ids),
+      projectUptimeWindows(ctx, principal, projectId, ids),
+    ]);
+    const body = live({ items, total, slots, uptime }, s, page);
     if (queryText(req, 'fragment')) return sendHtml(reply, body);
+    const filtered = Boolean(s.status || s.name || s.tag);
+    const all = filtered ? (await monitors.listMonitors(ctx, principal, projectId, { page: 1, per_page: 1 })).total : total;
+    const tags = all > 0 ? await monitors.projectTags(ctx, principal, projectId) : [];
     const newButton = html`<a class="btn btn-primary" href="${urls.newMonitor}">New monitor</a>`;
     return sendHtml(
       reply,
       render(
         pc,
-        html`${pageHead('Monitors', { sub: html`HTTP checks of <strong>${pc.project.name}</strong>, from every region with a probe agent.`, actions: total > 0 ? newButton : '' })}
-        ${
-          total === 0
-            ? html`<div class="card">
-                ${emptyState('No monitors yet', 'A monitor checks a URL every minute from your probe agents and tells you when it stops answering as expected.', newButton)}
-              </div>`
-            : html`<div data-live="${urls.monitors}?fragment=1&amp;page=${page}" data-live-every="5000">${body}</div>`
-        }`,
+        html`${pageHead('Monitors', { sub: html`HTTP checks of <strong>${pc.project.name}</strong>, from every region with a probe agent.`, actions: all > 0 ? newButton : '' })}
+        ${listOrEmpty(
+          all,
+          emptyState(
+            'No monitors yet',
+            'A monitor checks a URL every minute from your probe agents and tells you when it stops answering as expected.',
+            newButton,
+          ),
+          () =>
+            html`${filters(s, tags)}
+              <div data-live="${urls.monitors}?${searchQuery(s, page, { fragment: '1' })}" data-live-every="5000">${body}</div>`,
+        )}`,
       ),
     );
   });

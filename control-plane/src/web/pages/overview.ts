@@ -33,7 +33,7 @@ function problems(ms: readonly Monitor[], hs: readonly Heartbeat[], open: readon
               <td class="name">
                 <a href="${urls.monitor(m.id)}">${m.name}</a>${incident?.cause ? html`<span class="url">${incident.cause}</span>` : ''}
               </td>
-              <td class="muted nowrap">
+              <td class="muted when">
                 ${incident ? `for ${formatDuration(Math.max(0, Math.floor((now.getTime() - Date.parse(incident.started_at)) / 1000)))}` : ''}
               </td>
             </tr>`;
@@ -43,7 +43,7 @@ function problems(ms: readonly Monitor[], hs: readonly Heartbeat[], open: readon
               html`<tr>
                 <td>${heartbeatPill(h.status)}</td>
                 <td class="name"><a href="${urls.heartbeat(h.id)}">${h.name}</a></td>
-                <td class="muted nowrap">last ping ${fromNow(h.last_ping_at, now, 'never')}</td>
+                <td class="muted when">last ping ${fromNow(h.last_ping_at, now, 'never')}</td>
               </tr>`,
           )}
         </tbody>

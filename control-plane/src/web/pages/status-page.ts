@@ -3,8 +3,15 @@ import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { projectDailyUptime, projectOpenIncidents, type DayUptime, type OpenIncident } from '../../monitors/history.ts';
-import { uptimeBars } from '../charts.ts';
+import {
+  projectDailyUptime,
+  projectOpenIncidents,
+  projectRecentIncidents,
+  type DayUptime,
+  type OpenIncident,
+  type PublicIncident,
+} from '../../monitors/history.ts';
+import { uptimeBars } from '../bars.ts';
 import { formatDuration, formatUptime, heartbeatPill, monitorPill, timeTag } from '../components.ts';
 import { queryText, sendHtml, type WebDeps } from '../context.ts';
 import { renderError } from '../errors.ts';
@@ -29,10 +36,10 @@ function average(days: readonly DayUptime[]): number | null {
   return known.length === 0 ? null : known.reduce((s, d) => s + d.uptime!, 0) / known.length;
 }
 
-function monitorComponent(m: Monitor, days: readonly DayUptime[]): Html {
+function monitorComponent(m: Monitor, days: readonly DayUptime[], incidents: readonly PublicIncident[], now: Date): Html {
   return html`<div class="component">
     <div class="component-head"><strong>${m.name}</strong>${monitorPill(m.status)}</div>
-    ${uptimeBars(days)}
+    ${uptimeBars(days, incidents, now)}
     <div class="bars-foot"><span>${DAYS} days ago</span><span>${formatUptime(average(days))} uptime</span><span>Today</span></div>
   </div>`;
 }
@@ -54,7 +61,10 @@ function incidents(list: readonly OpenIncident[], now: Date): Html {
   </div>`;
 }
 
-/** The public, read-only status page of a project: no URLs, settings or error texts, only names and states. */
+/**
+ * The public, read-only status page of a project: no URLs, settings or error texts, only names,
+ * states, daily uptime and when incidents were, with the kind of their cause (never its text).
+ */
 export function statusPageRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
   app.get('/status/:slug', async (req, reply) => {
@@ -68,19 +78,24 @@ export function statusPageRoutes(app: App, deps: WebDeps): void {
       heartbeats.listHeartbeats(ctx, principal, page.project_id, { page: 1, per_page: 100 }),
       projectOpenIncidents(ctx, principal, page.project_id),
     ]);
-    const uptime = await projectDailyUptime(
-      ctx,
-      principal,
-      page.project_id,
-      ms.items.map((m) => m.id),
-      DAYS,
-    );
+    const ids = ms.items.map((m) => m.id);
+    const [uptime, past] = await Promise.all([
+      projectDailyUptime(ctx, principal, page.project_id, ids, DAYS),
+      projectRecentIncidents(ctx, principal, page.project_id, ids, DAYS),
+    ]);
     const body = html`${overall(ms.items, hs.items)} ${incidents(open, now)}
       ${
         ms.items.length > 0
           ? html`<div class="card">
               <div class="card-head"><h2>Services</h2></div>
-              ${ms.items.map((m) => monitorComponent(m, uptime.get(m.id) ?? []))}
+              ${ms.items.map((m) =>
+                monitorComponent(
+                  m,
+                  uptime.get(m.id) ?? [],
+                  past.filter((i) => i.monitor_id === m.id),
+                  now,
+                ),
+              )}
             </div>`
           : ''
       }

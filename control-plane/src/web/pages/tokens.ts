@@ -9,6 +9,7 @@ import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render, type PageContext } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
+import { dataTable } from '../table.ts';
 import { urls } from '../urls.ts';
 
 const MCP_TOKEN_NAME = 'mcp';
@@ -36,34 +37,22 @@ function shownOnce(t: CreatedToken, what: string): Html {
 }
 
 function tokenTable(pc: PageContext, tokens: readonly TokenRow[], now: Date): Html {
-  if (tokens.length === 0) return html`<div class="empty"><p>No API tokens yet.</p></div>`;
-  return html`<div class="table-wrap">
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Token</th>
-          <th>Created</th>
-          <th>Last used</th>
-          <th></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${tokens.map(
-          (t) =>
-            html`<tr data-token="${t.name}">
-              <td><strong>${t.name}</strong></td>
-              <td><code>${t.token_prefix}…</code></td>
-              <td class="nowrap">${timeTag(t.created_at, relativeTime(new Date(t.created_at), now))}</td>
-              <td class="nowrap">${timeTag(t.last_used_at, t.last_used_at ? relativeTime(new Date(t.last_used_at), now) : 'never')}</td>
-              <td class="right">
-                ${postButton({ action: `${urls.tokens}/${t.id}/revoke`, label: 'Revoke', csrf: pc.session.csrfToken, kind: 'danger', small: true, confirm: `Revoke “${t.name}”? Requests with it fail from now on.` })}
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable(
+    ['Name', 'Token', 'Created', 'Last used', ''],
+    tokens.map(
+      (t) =>
+        html`<tr data-token="${t.name}">
+          <td><strong>${t.name}</strong></td>
+          <td><code>${t.token_prefix}…</code></td>
+          <td class="when">${timeTag(t.created_at, relativeTime(new Date(t.created_at), now))}</td>
+          <td class="when">${timeTag(t.last_used_at, t.last_used_at ? relativeTime(new Date(t.last_used_at), now) : 'never')}</td>
+          <td class="right">
+            ${postButton({ action: `${urls.tokens}/${t.id}/revoke`, label: 'Revoke', csrf: pc.session.csrfToken, kind: 'danger', small: true, confirm: `Revoke “${t.name}”? Requests with it fail from now on.` })}
+          </td>
+        </tr>`,
+    ),
+    { empty: 'No API tokens yet.' },
+  );
 }
 
 function mcpCard(pc: PageContext, deps: WebDeps, token: TokenRow | undefined, created: CreatedToken | undefined, now: Date): Html {

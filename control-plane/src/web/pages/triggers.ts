@@ -22,6 +22,7 @@ import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { formPage, noProject, pageContext, render, type PageContext } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
+import { dataTable, listOrEmpty } from '../table.ts';
 import { urls } from '../urls.ts';
 import { chosenIntegrations, deliveryPill, integrationChoices } from '../integration-choices.ts';
 
@@ -103,40 +104,29 @@ async function triggerForm(
 }
 
 function eventsTable(items: readonly TriggerEventView[], now: Date): Html {
-  if (items.length === 0) return html`<div class="empty"><p>No calls yet.</p></div>`;
   const outcome = {
     dispatched: html`<span class="pill up">Dispatched</span>`,
     paused: html`<span class="pill">Paused</span>`,
     no_integrations: html`<span class="pill late">No integration</span>`,
   };
-  return html`<div class="table-wrap">
-    <table>
-      <thead>
-        <tr>
-          <th>When</th>
-          <th>Message</th>
-          <th>Outcome</th>
-          <th>Deliveries</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${items.map(
-          (ev) =>
-            html`<tr>
-              <td class="nowrap">
-                ${timeTag(ev.fired_at, relativeTime(new Date(ev.fired_at), now))}
-                <div class="faint">${ev.source_address ?? ''}</div>
-              </td>
-              <td>${ev.message.length > 140 ? `${ev.message.slice(0, 139)}…` : ev.message}</td>
-              <td>${outcome[ev.outcome]}</td>
-              <td>
-                ${ev.deliveries.length === 0 ? html`<span class="faint">–</span>` : ev.deliveries.map((d) => html`<div>${deliveryPill(d)} ${d.integration.name}${d.last_error ? html` <span class="error-text">${d.last_error}</span>` : ''}</div>`)}
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable(
+    ['When', 'Message', 'Outcome', 'Deliveries'],
+    items.map(
+      (ev) =>
+        html`<tr>
+          <td class="when">
+            ${timeTag(ev.fired_at, relativeTime(new Date(ev.fired_at), now))}
+            <div class="faint">${ev.source_address ?? ''}</div>
+          </td>
+          <td>${ev.message.length > 140 ? `${ev.message.slice(0, 139)}…` : ev.message}</td>
+          <td>${outcome[ev.outcome]}</td>
+          <td>
+            ${ev.deliveries.length === 0 ? html`<span class="faint">–</span>` : ev.deliveries.map((d) => html`<div>${deliveryPill(d)} ${d.integration.name}${d.last_error ? html` <span class="error-text">${d.last_error}</span>` : ''}</div>`)}
+          </td>
+        </tr>`,
+    ),
+    { empty: 'No calls yet.' },
+  );
 }
 
 function callExamples(t: Trigger, token: string | undefined): Html {
@@ -227,43 +217,29 @@ export function triggerRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead('Triggers', { sub: 'Inbound URLs that send a message through your integrations: deploys, scripts, anything that can call a URL.', actions: items.length ? newButton : '' })}
-        ${
-          items.length === 0
-            ? html`<div class="card">
-                ${emptyState('No triggers yet', 'A trigger is a URL you call to send a message through your integrations.', newButton)}
-              </div>`
-            : html`<div class="card">
-                <div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th>Status</th>
-                        <th>Trigger</th>
-                        <th>Protection</th>
-                        <th class="hide-sm">Rate limit</th>
-                        <th class="num">Calls</th>
-                        <th>Last called</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${items.map(
-                        (t) =>
-                          html`<tr>
-                            <td>${statePill(t)}</td>
-                            <td class="name"><a href="${urls.trigger(t.id)}">${t.name}</a><span class="url">${t.url}</span></td>
-                            <td>${t.token_protected ? 'token' : 'open'}</td>
-                            <td class="hide-sm">${limitText(t)}</td>
-                            <td class="num">${t.fire_count}</td>
-                            <td class="nowrap">
-                              ${timeTag(t.last_fired_at, t.last_fired_at ? relativeTime(new Date(t.last_fired_at), now) : 'never')}
-                            </td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>
-              </div>`
-        }`,
+        ${listOrEmpty(
+          items.length,
+          emptyState('No triggers yet', 'A trigger is a URL you call to send a message through your integrations.', newButton),
+          () =>
+            html`<div class="card">
+              ${dataTable(
+                ['Status', 'Trigger', ['Protection', 'hide-sm'], ['Rate limit', 'hide-sm'], ['Calls', 'num'], 'Last called'],
+                items.map(
+                  (t) =>
+                    html`<tr>
+                      <td>${statePill(t)}</td>
+                      <td class="name"><a href="${urls.trigger(t.id)}">${t.name}</a><span class="url">${t.url}</span></td>
+                      <td class="hide-sm">${t.token_protected ? 'token' : 'open'}</td>
+                      <td class="hide-sm">${limitText(t)}</td>
+                      <td class="num">${t.fire_count}</td>
+                      <td class="when">
+                        ${timeTag(t.last_fired_at, t.last_fired_at ? relativeTime(new Date(t.last_fired_at), now) : 'never')}
+                      </td>
+                    </tr>`,
+                ),
+              )}
+            </div>`,
+        )}`,
       ),
     );
   });

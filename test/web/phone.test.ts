@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startWebhookSink, type Target } from '../harness/http.ts';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { openBrowser, sidewaysOverflow, type Browser } from './chromium.ts';
+import { seedProject, type SeededProject } from './project-seed.ts';
+
+/**
+ * Every page of the dashboard at the width of a small phone, signed in over a project with data
+ * in it: none may scroll sideways (a table may, inside its card). Each is kept as a screenshot in
+ * test-artifacts/web/phone-*.png to look at.
+ */
+describe('the dashboard on a phone (375 px)', () => {
+  let cp: TestControlPlane;
+  let sink: Target;
+  let ada: TestAccount;
+  let seeded: SeededProject;
+  let browser: Browser;
+  let statusPage: string;
+
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api', 'deadline'], env: { ALLOW_SIGNUP: 'true' } });
+    sink = await startWebhookSink();
+    ada = await createAccount(cp.db.sql, { email: 'ada.lovelace@example.test' });
+    await createAccount(cp.db.sql, { email: 'grace.hopper@example.test' });
+    seeded = await seedProject(cp, ada, `${sink.url}/hook`);
+    browser = await openBrowser({ width: 375, height: 812 });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await sink?.close();
+    await cp?.stop();
+  });
+
+  /** Where `path` scrolls sideways, and by how much; nothing when it fits. */
+  async function overflowOf(path: string, name: string): Promise<string[]> {
+    const { page } = browser;
+    const res = await page.goto(cp.url + path);
+    assert.equal(res?.status(), 200, `${path}: ${res?.status()}`);
+    await browser.shot(`phone-${name}`);
+    const overflow = await sidewaysOverflow(page);
+    return overflow > 0 ? [`${path} scrolls sideways by ${overflow}px`] : [];
+  }
+
+  it('fits the signed-out pages', async () => {
+    assert.deepEqual([...(await overflowOf('/app/sign-in', 'sign-in')), ...(await overflowOf('/app/sign-up', 'sign-up'))], []);
+  });
+
+  it('fits every signed-in page, with data on each', async () => {
+    const { page } = browser;
+    await page.goto(`${cp.url}/app/sign-in`);
+    await page.fill('input[name=email]', ada.email);
+    await page.fill('input[name=password]', ada.password);
+    await Promise.all([page.waitForURL(`${cp.url}/`), page.click('button[type=submit]')]);
+    // Data only a person makes: a member, a token, the status page.
+    await page.goto(`${cp.url}/app/settings/members`);
+    await Promise.all([
+      page.waitForURL(/members/),
+      page.fill('input[name=email]', 'grace.hopper@example.test'),
+      page.click('button:has-text("Add member")'),
+    ]);
+    await page.goto(`${cp.url}/app/settings/tokens`);
+    await page.fill('input[name=name]', 'deploy pipeline of the storefront');
+    await page.click('button:has-text("Create token")');
+    await browser.shot('phone-token-created');
+    assert.ok((await sidewaysOverflow(page)) <= 0, 'the new token fits');
+    await page.goto(`${cp.url}/app/settings/project`);
+    await page.click('button:has-text("Turn on the status page")');
+    statusPage = new URL((await page.getAttribute('[data-testid=open-status-page]', 'href'))!, cp.url).pathname;
+
+    const pages: [string, string][] = [
+      ['/', 'overview'],
+      ['/app/monitors', 'monitors'],
+      ['/app/monitors?status=down&tag=prod&sort=name', 'monitors-filtered'],
+      ['/app/monitors/new', 'monitor-new'],
+      [`/app/monitors/${seeded.checkout.id}`, 'monitor'],
+      [`/app/monitors/${seeded.search.id}`, 'monitor-down'],
+      [`/app/monitors/${seeded.checkout.id}/edit`, 'monitor-edit'],
+      ['/app/heartbeats', 'heartbeats'],
+      ['/app/heartbeats/new', 'heartbeat-new'],
+      [`/app/heartbeats/${seeded.backup.id}`, 'heartbeat'],
+      [`/app/heartbeats/${seeded.backup.id}/edit`, 'heartbeat-edit'],
+      ['/app/triggers', 'triggers'],
+      ['/app/triggers/new', 'trigger-new'],
+      [`/app/triggers/${seeded.trigger.id}`, 'trigger'],
+      ['/app/integrations', 'integrations'],
+      ['/app/integrations/new', 'integration-types'],
+      ['/app/integrations/new?type=webhook', 'integration-new'],
+      [`/app/integrations/${seeded.integration.id}`, 'integration'],
+      ['/app/settings/tokens', 'tokens'],
+      ['/app/settings/members', 'members'],
+      ['/app/settings/project', 'project'],
+      [statusPage, 'status-page'],
+    ];
+    const overflows: string[] = [];
+    for (const [path, name] of pages) overflows.push(...(await overflowOf(path, name)));
+    assert.deepEqual(overflows, []);
+    // The body of the failed run opens under its ping, and fits too.
+    await page.goto(`${cp.url}/app/heartbeats/${seeded.backup.id}`);
+    await page.click('.ping-body summary');
+    await browser.shot('phone-heartbeat-body');
+    assert.ok((await sidewaysOverflow(page)) <= 0, 'an open ping body fits');
+  });
+});
