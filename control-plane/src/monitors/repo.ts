@@ -241,3 +241,14 @@ export async function pruneResults(sql: Sql, cutoff: string, limit: number): Pro
       select ctid from check_results where scheduled_at < ${cutoff} limit ${limit}))`;
   return count;
 }
+
+/** What the assigner reads of a monitor. */
+export type AssignableMonitor = Omit<MonitorRecord, 'name' | 'status' | 'last_checked_at' | 'created_at'>;
+
+/** Every monitor as the assigner needs it, or the one with this id. */
+export function loadAssignable(db: Db, id?: string) {
+  return db<AssignableMonitor[]>`
+    select id, project_id, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed, active,
+      interval_seconds, timeout_seconds, regions, follow_redirects, updated_at
+    from monitors ${id ? db`where id = ${id}` : db``}`;
+}

@@ -8,7 +8,8 @@ import { agentPresenceTtlMs, openBucket } from '../../../../shared/src/provision
 import type { Names } from '../../../../shared/src/subjects.ts';
 import type { Sql } from '../../platform/db/sql.ts';
 import { changedAt, checkTarget, storedEntry, type StoredEntry } from './changes.ts';
-import { desiredEntries, loadMonitors } from './desired.ts';
+import { loadAssignable } from '../repo.ts';
+import { desiredEntries } from './desired.ts';
 
 export interface AssignerOptions {
   sql: Sql;
@@ -114,7 +115,7 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
     serial(async () => {
       regions = liveRegions();
       const desired = new Map<string, Assignment>();
-      for (const m of await loadMonitors(opts.sql))
+      for (const m of await loadAssignable(opts.sql))
         for (const [k, v] of desiredEntries(m, regions, opts.names, sealPassword)) desired.set(k, v);
       const { puts, deletes } = await apply(desired, () => true);
       log.info({ regions: [...regions], assignments: desired.size, puts, deletes }, 'assignments reconciled');
@@ -122,7 +123,7 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
 
   const sync = (monitorId: string) =>
     serial(async () => {
-      const [m] = await loadMonitors(opts.sql, monitorId);
+      const [m] = await loadAssignable(opts.sql, monitorId);
       const desired = m ? desiredEntries(m, regions, opts.names, sealPassword) : new Map<string, Assignment>();
       const { puts, deletes } = await apply(desired, (key) => key.endsWith(`.${monitorId}`));
       log.debug({ monitorId, puts, deletes }, 'monitor assignment synced');

@@ -1,11 +1,9 @@
 import type { Assignment } from '../../../../shared/src/contracts/monitoring.ts';
 import type { Names } from '../../../../shared/src/subjects.ts';
-import type { Db } from '../../platform/db/sql.ts';
-import type { MonitorRecord } from '../repo.ts';
+import type { AssignableMonitor } from '../repo.ts';
 import { moveIntoBasicAuth } from '../url-credentials.ts';
 
-/** What the assigner reads of a monitor. */
-export type AssignableMonitor = Omit<MonitorRecord, 'name' | 'status' | 'last_checked_at' | 'created_at'>;
+export type { AssignableMonitor } from '../repo.ts';
 
 /**
  * The KV entries a monitor should have: one per region it is checked from; none when paused.
@@ -38,11 +36,4 @@ export function desiredEntries(
     });
   }
   return out;
-}
-
-export function loadMonitors(db: Db, id?: string) {
-  return db<AssignableMonitor[]>`
-    select id, project_id, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed, active,
-      interval_seconds, timeout_seconds, regions, follow_redirects, updated_at
-    from monitors ${id ? db`where id = ${id}` : db``}`;
 }
