@@ -1,5 +1,5 @@
-import { createServer } from 'node:net';
 import type { Config } from '../../../shared/src/config.ts';
+import { listenError } from '../platform/embedded/ports.ts';
 
 /** A port a server command is about to listen on, with the setting that names it. */
 export interface PortUse {
@@ -49,16 +49,6 @@ export function portTakenMessage(use: PortUse, host: string, code: string | unde
   return `${where} is already in use: stop what listens there, or set ${use.variable} to a free port (e.g. ${use.variable}=${use.port + 10})`;
 }
 
-/** Resolves undefined when the port can be listened on, the error code otherwise. */
-function tryListen(port: number, host: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'EADDRINUSE'));
-    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve(undefined)));
-  });
-}
-
 /**
  * Checks every port before anything slow starts (Postgres, NATS, migrations), so a taken port
  * is reported at once, in one line, instead of as a stack trace once the rest is up.
@@ -66,7 +56,7 @@ function tryListen(port: number, host: string): Promise<string | undefined> {
 export async function checkPorts(uses: readonly PortUse[], host: string): Promise<void> {
   const twice = clash(uses);
   if (twice) throw new PortTakenError(twice);
-  const codes = await Promise.all(uses.map((u) => tryListen(u.port, host)));
+  const codes = await Promise.all(uses.map((u) => listenError(u.port, host)));
   const taken = uses.findIndex((_, i) => codes[i] !== undefined);
   if (taken !== -1) throw new PortTakenError(portTakenMessage(uses[taken]!, host, codes[taken]));
 }

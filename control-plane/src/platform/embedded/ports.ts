@@ -13,14 +13,19 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-/** True when nothing listens on the port yet. */
-export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+/** Undefined when the port can be listened on now, else why not (EADDRINUSE, EACCES, ...). */
+export function listenError(port: number, host = '127.0.0.1'): Promise<string | undefined> {
   return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, host, () => srv.close(() => resolve(true)));
+    srv.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'EADDRINUSE'));
+    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve(undefined)));
   });
+}
+
+/** True when nothing listens on the port yet. */
+export async function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return (await listenError(port, host)) === undefined;
 }
 
 export function pidAlive(pid: number): boolean {

@@ -49,12 +49,6 @@ export function runningPostmasterPort(pgDir: string): number | undefined {
   return Number.isInteger(pid) && pid > 0 && pidAlive(pid) && port > 0 ? port : undefined;
 }
 
-/** The directory of DATA_DIR's cluster, as recorded in DATA_DIR/postgres.json (the CLI and tests read it). */
-export function embeddedClusterDir(dataDir: string): string {
-  const dir = resolve(dataDir);
-  return readMeta(join(dir, 'postgres.json'))?.dir ?? join(dir, 'postgres');
-}
-
 /**
  * Starts (or joins) the embedded Postgres of `dataDir`. Credentials, the port and the cluster's
  * directory live in `<dataDir>/postgres.json`, so a restart, the CLI and a second process find
