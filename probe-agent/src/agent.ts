@@ -12,6 +12,7 @@ import { userAgent } from '../../shared/src/version.ts';
 import { createOwnership } from './assignments/ownership.ts';
 import { createChecker } from './check/check.ts';
 import { createMonitorCheck } from './check/monitor-check.ts';
+import { startCanaries } from './peers/canaries.ts';
 import { createPresence } from './peers/presence.ts';
 import { startPingEdge } from './ping-edge.ts';
 import { jetStreamPublish } from './results/jetstream-publish.ts';
@@ -112,7 +113,16 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     capacity: opts.bufferCapacity ?? defaultBufferCapacity,
     publish: jetStreamPublish(nc),
   });
-  const checker = createChecker({ userAgent, ...addressPolicy(config) });
+  const source = config.CHECK_SOURCE_ADDRESS !== undefined ? { localAddress: config.CHECK_SOURCE_ADDRESS } : {};
+  const checker = createChecker({ userAgent, ...addressPolicy(config), ...source });
+  // The operator's own choice of addresses: not subject to BLOCK_PRIVATE_TARGETS.
+  const canaryChecker = createChecker({ userAgent, blockPrivateTargets: false, ...source });
+  const canaries = startCanaries({
+    urls: config.CANARY_URLS,
+    checker: canaryChecker,
+    intervalMs: config.CANARY_INTERVAL * 1000 * scale,
+    log: log.child({ component: 'canaries' }),
+  });
   const metrics = opts.metrics ?? createMetrics();
   const intervalMs = (a: { interval: number }) => Math.max(1, Math.round(a.interval * 1000 * scale));
   const slots = createSlotRuns({
@@ -144,6 +154,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     periodMs: presenceIntervalMs * scale,
     ttlMs: agentPresenceTtlMs * scale,
     onChange: (members) => ownership.setMembers(members),
+    canaries: () => canaries.report(),
   });
   registerAgentMetrics(metrics, { publisher, ownership });
   const parts: AgentParts = {
@@ -151,6 +162,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     log,
     publisher,
     checker,
+    canaries: { stop: () => canaries.stop(), checker: canaryChecker },
     scheduler,
     presence,
     slots,

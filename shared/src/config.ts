@@ -51,6 +51,31 @@ export const settings = {
     .optional()
     .describe('Identity of a probe agent in its region. Default: host name and a random suffix.'),
   AGENT_PORT: port.default(3001).describe('Port of a probe agent (health, readiness).'),
+  CANARY_URLS: z
+    .string()
+    .transform((v, ctx) => {
+      const list = v
+        .split(',')
+        .map((u) => u.trim())
+        .filter((u) => u !== '');
+      for (const u of list) {
+        if (!z.url({ protocol: /^https?$/, hostname: /.+/ }).safeParse(u).success) {
+          ctx.addIssue({ code: 'custom', message: `${u} is not an http or https URL`, input: v });
+        }
+      }
+      if (list.length > 10) ctx.addIssue({ code: 'custom', message: 'at most 10 canaries', input: v });
+      return list;
+    })
+    .default([])
+    .describe(
+      "A probe agent's canaries, comma-separated http(s) URLs that answer whenever the agent's own network works (your edge, a public anycast address). Any HTTP answer counts. When most fail, the region's results abstain instead of putting monitors down. Default: none (the control plane then compares the regions' results).",
+    ),
+  CANARY_INTERVAL: z.coerce.number().int().min(5).max(300).default(10).describe('Seconds between two rounds of canary checks.'),
+  CHECK_SOURCE_ADDRESS: z
+    .string()
+    .refine((v) => isIP(v) !== 0, 'must be an IP address')
+    .optional()
+    .describe('Local address a probe agent sends its checks and canary checks from (a host with several addresses). Default: chosen by the system.'),
   METRICS_PORT: port
     .optional()
     .describe(

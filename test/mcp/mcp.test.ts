@@ -72,6 +72,7 @@ describe('the MCP endpoint', () => {
       'get_monitor',
       'monitor_results',
       'monitor_incidents',
+      'list_regions',
       'list_heartbeats',
       'get_heartbeat',
       'list_triggers',
@@ -90,6 +91,8 @@ describe('the MCP endpoint', () => {
     assert.equal(create.properties.name.maxLength, 255);
     assert.deepEqual(create.properties._method.enum, ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
     assert.equal(create.properties.valid_http_codes.items.minimum, 100);
+    assert.equal(create.properties.confirm_down.maximum, 10);
+    assert.equal(create.properties.quorum.minimum, 1);
     const heartbeat = byName.get('create_heartbeat')!.inputSchema as any;
     assert.equal(heartbeat.properties.grace_period.minimum, 60);
     assert.equal(heartbeat.properties.grace_period.maximum, 86400);

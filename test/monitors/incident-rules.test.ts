@@ -7,7 +7,14 @@ import {
   type EventMonitor,
   type IncidentChange,
 } from '../../control-plane/src/monitors/incidents/rules.ts';
-import { evaluateMonitor, staleAfter, type Evaluation, type RegionVote } from '../../control-plane/src/monitors/status.ts';
+import {
+  evaluateMonitor,
+  noStreak,
+  staleAfter,
+  type Evaluation,
+  type RegionVote,
+  type Streak,
+} from '../../control-plane/src/monitors/status.ts';
 
 // T0 = 2026-11-21T12:00:00Z is `now`; ago(s, ms) is that long before it.
 const T0 = Date.parse('2026-11-21T12:00:00.000Z');
@@ -22,19 +29,39 @@ const vote = (region: string, ok: boolean, age: number, error: string | null = o
   error,
 });
 /** An evaluation as the status rule returns it; the rule under test reads only these fields. */
-const evaluation = (transition: Evaluation['transition'], voting: string[], failing: string[], cause = ''): Evaluation => ({
+const evaluation = (transition: Evaluation['transition'], voting: string[], failing: string[], cause = '', streak = noStreak): Evaluation => ({
   status: transition === 'down' ? 2 : 1,
   transition,
   voting,
   failing,
+  abstained: [],
+  required: 1,
   cause,
+  streak,
 });
+
+/**
+ * The streak the status rule gives a first round: its slot is the newest voting check. Rows that
+ * leave the streak out get this one, as the status rule would have made it from their votes.
+ */
+function firstRound(e: Evaluation, votes: readonly RegionVote[]): Evaluation {
+  if (e.streak !== noStreak) return e;
+  let round = 0;
+  for (const v of votes) if (e.voting.includes(v.region)) round = Math.max(round, v.scheduledAt.getTime());
+  const streak: Streak = { prior: 0, priorSince: 0, dir: e.transition === 'down' ? -1 : 1, round };
+  return { ...e, streak: round ? streak : noStreak };
+}
+
+/** The changes without the evidence, which rows of their own check. */
+const withoutEvidence = (changes: IncidentChange[]) =>
+  changes.map((c) => (c.type === 'open' ? { ...c, evidence: undefined } : c)) as Row['expect'];
 
 interface Row {
   name: string;
   evaluation: Evaluation;
   votes: RegionVote[];
-  expect: IncidentChange[];
+  /** Open changes carry `evidence: undefined`: rows of their own check the evidence. */
+  expect: (IncidentChange | (Omit<Extract<IncidentChange, { type: 'open' }>, 'evidence'> & { evidence?: undefined }))[];
 }
 
 const rows: Row[] = [
@@ -43,31 +70,31 @@ const rows: Row[] = [
     name: 'opens an incident when the only region goes down, at that check',
     evaluation: evaluation('down', ['eu'], ['eu'], 'timeout'),
     votes: [vote('eu', false, 10)],
-    expect: [{ type: 'open', started_at: iso(ago(10)), cause: 'timeout', regions: ['eu'] }],
+    expect: [{ type: 'open', started_at: iso(ago(10)), cause: 'timeout', regions: ['eu'], evidence: undefined }],
   },
   {
     name: 'opens an incident over several failing regions, with the status rule cause',
     evaluation: evaluation('down', ['ap', 'eu', 'us'], ['eu', 'us'], 'Unexpected status 503'),
     votes: [vote('us', false, 10, 'Unexpected status 503'), vote('eu', false, 30), vote('ap', true, 20)],
-    expect: [{ type: 'open', started_at: iso(ago(10)), cause: 'Unexpected status 503', regions: ['eu', 'us'] }],
+    expect: [{ type: 'open', started_at: iso(ago(10)), cause: 'Unexpected status 503', regions: ['eu', 'us'], evidence: undefined }],
   },
   {
     name: 'starts the incident at the newest voting check, even a passing one',
     evaluation: evaluation('down', ['ap', 'eu', 'us'], ['eu', 'us'], 'timeout'),
     votes: [vote('eu', false, 30), vote('us', false, 20), vote('ap', true, 5)],
-    expect: [{ type: 'open', started_at: iso(ago(5)), cause: 'timeout', regions: ['eu', 'us'] }],
+    expect: [{ type: 'open', started_at: iso(ago(5)), cause: 'timeout', regions: ['eu', 'us'], evidence: undefined }],
   },
   {
     name: 'opens an incident with an empty cause when no failing region gave an error text',
     evaluation: evaluation('down', ['eu', 'us'], ['eu', 'us'], ''),
     votes: [vote('eu', false, 10, null), vote('us', false, 12, '')],
-    expect: [{ type: 'open', started_at: iso(ago(10)), cause: '', regions: ['eu', 'us'] }],
+    expect: [{ type: 'open', started_at: iso(ago(10)), cause: '', regions: ['eu', 'us'], evidence: undefined }],
   },
   {
     name: 'keeps the milliseconds of the check that starts the incident',
     evaluation: evaluation('down', ['eu'], ['eu'], 'timeout'),
     votes: [{ ...vote('eu', false, 0), scheduledAt: ago(10, 123) }],
-    expect: [{ type: 'open', started_at: '2026-11-21T11:59:49.877Z', cause: 'timeout', regions: ['eu'] }],
+    expect: [{ type: 'open', started_at: '2026-11-21T11:59:49.877Z', cause: 'timeout', regions: ['eu'], evidence: undefined }],
   },
 
   // Votes outside the voting set, and no votes at all.
@@ -75,19 +102,19 @@ const rows: Row[] = [
     name: 'ignores a newer vote from a region outside the voting set',
     evaluation: evaluation('down', ['eu'], ['eu'], 'timeout'),
     votes: [vote('eu', false, 30), vote('ap', true, 1)],
-    expect: [{ type: 'open', started_at: iso(ago(30)), cause: 'timeout', regions: ['eu'] }],
+    expect: [{ type: 'open', started_at: iso(ago(30)), cause: 'timeout', regions: ['eu'], evidence: undefined }],
   },
   {
     name: 'starts the incident now when no vote is given',
     evaluation: evaluation('down', ['eu'], ['eu'], 'timeout'),
     votes: [],
-    expect: [{ type: 'open', started_at: iso(now), cause: 'timeout', regions: ['eu'] }],
+    expect: [{ type: 'open', started_at: iso(now), cause: 'timeout', regions: ['eu'], evidence: undefined }],
   },
   {
     name: 'starts the incident now when every vote is outside the voting set',
     evaluation: evaluation('down', ['eu'], ['eu'], 'timeout'),
     votes: [vote('us', false, 30), vote('ap', false, 20)],
-    expect: [{ type: 'open', started_at: iso(now), cause: 'timeout', regions: ['eu'] }],
+    expect: [{ type: 'open', started_at: iso(now), cause: 'timeout', regions: ['eu'], evidence: undefined }],
   },
   {
     name: 'closes the incident now when no vote is given',
@@ -152,24 +179,73 @@ const rows: Row[] = [
 describe('incident changes from a monitor evaluation', () => {
   for (const row of rows) {
     it(row.name, () => {
-      assert.deepEqual(incidentChanges({ evaluation: row.evaluation, votes: row.votes }, now), row.expect);
+      const changes = incidentChanges({ evaluation: firstRound(row.evaluation, row.votes), votes: row.votes }, now);
+      assert.deepEqual(withoutEvidence(changes), row.expect);
     });
   }
 
   it('takes the clock as a parameter: it dates a change only when no vote does', () => {
     const input = { evaluation: evaluation('down', ['eu'], ['eu'], 'timeout'), votes: [] };
-    assert.deepEqual(incidentChanges(input, ago(60)), [{ type: 'open', started_at: iso(ago(60)), cause: 'timeout', regions: ['eu'] }]);
+    assert.deepEqual(incidentChanges(input, ago(60)), [
+      { type: 'open', started_at: iso(ago(60)), cause: 'timeout', regions: ['eu'], evidence: [] },
+    ]);
   });
 
   it('opens and closes from what the status rule returns, a stale region voting for neither', () => {
     const down = [vote('eu', false, 20, 'Unexpected status 503'), vote('us', false, 40), vote('ap', true, 3600)];
     const e = evaluateMonitor(1, down, now, staleAfter(60));
-    assert.deepEqual(incidentChanges({ evaluation: e, votes: down }, now), [
-      { type: 'open', started_at: iso(ago(20)), cause: 'Unexpected status 503', regions: ['eu', 'us'] },
+    assert.deepEqual(withoutEvidence(incidentChanges({ evaluation: e, votes: down }, now)), [
+      { type: 'open', started_at: iso(ago(20)), cause: 'Unexpected status 503', regions: ['eu', 'us'], evidence: undefined },
     ]);
     const up = [vote('eu', true, 5), vote('us', true, 2), vote('ap', false, 3600)];
     const back = evaluateMonitor(2, up, now, staleAfter(60));
     assert.deepEqual(incidentChanges({ evaluation: back, votes: up }, now), [{ type: 'close', ended_at: iso(ago(2)) }]);
+  });
+});
+
+describe('incidents of monitors confirmed over several rounds', () => {
+  it('starts the incident at the first failing round of the confirmed run', () => {
+    const policy = { quorum: null, confirmDown: 3, confirmUp: 1 };
+    let streak: Streak = noStreak;
+    let e: Evaluation | undefined;
+    for (const age of [120, 60, 0]) {
+      e = evaluateMonitor(1, [vote('eu', false, age)], now, staleAfter(60), policy, streak);
+      streak = e.streak;
+    }
+    assert.equal(e!.transition, 'down');
+    assert.deepEqual(withoutEvidence(incidentChanges({ evaluation: e!, votes: [vote('eu', false, 0)] }, now)), [
+      { type: 'open', started_at: iso(ago(120)), cause: 'timeout', regions: ['eu'], evidence: undefined },
+    ]);
+  });
+
+  it('ends the incident at the first passing round of the confirmed run', () => {
+    const policy = { quorum: null, confirmDown: 1, confirmUp: 2 };
+    const first = evaluateMonitor(2, [vote('eu', true, 60)], now, staleAfter(60), policy, noStreak);
+    assert.equal(first.transition, null);
+    const second = evaluateMonitor(2, [vote('eu', true, 0)], now, staleAfter(60), policy, first.streak);
+    assert.equal(second.transition, 'up');
+    assert.deepEqual(incidentChanges({ evaluation: second, votes: [vote('eu', true, 0)] }, now), [{ type: 'close', ended_at: iso(ago(60)) }]);
+  });
+});
+
+describe('the evidence an incident keeps', () => {
+  it('records what each voting and abstaining region saw, in region order, and leaves stale regions out', () => {
+    const votes: RegionVote[] = [
+      { ...vote('us', false, 10, 'Unexpected status 503'), statusCode: 503, totalMs: 42.5, checkedAt: ago(9) },
+      { ...vote('eu', false, 10, 'timeout'), statusCode: null, totalMs: 10_000 },
+      { ...vote('ap', false, 10, 'connect ECONNREFUSED'), abstain: true },
+      vote('sa', true, 3600),
+    ];
+    const e = evaluateMonitor(1, votes, now, staleAfter(60));
+    assert.equal(e.transition, 'down');
+    assert.deepEqual(e.abstained, ['ap']);
+    const [open] = incidentChanges({ evaluation: e, votes }, now);
+    assert.ok(open?.type === 'open');
+    assert.deepEqual(open.evidence, [
+      { region: 'ap', ok: false, status_code: null, error: 'connect ECONNREFUSED', total_ms: null, scheduled_at: iso(ago(10)), abstained: true },
+      { region: 'eu', ok: false, status_code: null, error: 'timeout', total_ms: 10_000, scheduled_at: iso(ago(10)), abstained: false },
+      { region: 'us', ok: false, status_code: 503, error: 'Unexpected status 503', total_ms: 42.5, scheduled_at: iso(ago(10)), abstained: false },
+    ]);
   });
 });
 
@@ -192,7 +268,16 @@ const eventRows: EventRow[] = [
   {
     name: 'reports an opened incident as monitor.down at its start',
     monitor,
-    applied: { type: 'open', started_at: iso(ago(10)), cause: 'Unexpected status 503', regions: ['eu', 'us'], incident_id: incidentId },
+    applied: {
+      type: 'open',
+      started_at: iso(ago(10)),
+      cause: 'Unexpected status 503',
+      regions: ['eu', 'us'],
+      incident_id: incidentId,
+      evidence: [
+        { region: 'eu', ok: false, status_code: 503, error: 'Unexpected status 503', total_ms: 12, scheduled_at: iso(ago(10)), abstained: false },
+      ],
+    },
     expect: {
       kind: 'monitor.down',
       occurred_at: iso(ago(10)),
@@ -204,19 +289,22 @@ const eventRows: EventRow[] = [
         cause: 'Unexpected status 503',
         incident_id: incidentId,
         started_at: iso(ago(10)),
+        evidence: [
+          { region: 'eu', ok: false, status_code: 503, error: 'Unexpected status 503', total_ms: 12, scheduled_at: iso(ago(10)), abstained: false },
+        ],
       },
     },
   },
   {
     name: 'reports an opened incident with no cause as an empty cause',
     monitor,
-    applied: { type: 'open', started_at: iso(now), cause: '', regions: ['eu'], incident_id: incidentId },
+    applied: { type: 'open', started_at: iso(now), cause: '', regions: ['eu'], incident_id: incidentId, evidence: [] },
     expect: {
       kind: 'monitor.down',
       occurred_at: iso(now),
       project_id: monitor.project_id,
       subject: { type: 'monitor', id: monitor.id, name: 'Shop' },
-      data: { url: 'https://shop.example/health', regions: ['eu'], cause: '', incident_id: incidentId, started_at: iso(now) },
+      data: { url: 'https://shop.example/health', regions: ['eu'], cause: '', incident_id: incidentId, started_at: iso(now), evidence: [] },
     },
   },
   {
@@ -234,13 +322,20 @@ const eventRows: EventRow[] = [
   {
     name: 'leaves the credentials of a stored URL out of a down event',
     monitor: { ...monitor, url: 'https://ops:s3cret@shop.example/health' },
-    applied: { type: 'open', started_at: iso(now), cause: 'timeout', regions: ['eu'], incident_id: incidentId },
+    applied: { type: 'open', started_at: iso(now), cause: 'timeout', regions: ['eu'], incident_id: incidentId, evidence: [] },
     expect: {
       kind: 'monitor.down',
       occurred_at: iso(now),
       project_id: monitor.project_id,
       subject: { type: 'monitor', id: monitor.id, name: 'Shop' },
-      data: { url: 'https://shop.example/health', regions: ['eu'], cause: 'timeout', incident_id: incidentId, started_at: iso(now) },
+      data: {
+        url: 'https://shop.example/health',
+        regions: ['eu'],
+        cause: 'timeout',
+        incident_id: incidentId,
+        started_at: iso(now),
+        evidence: [],
+      },
     },
   },
   {

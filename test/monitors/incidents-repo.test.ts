@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { applyIncidentChange } from '../../control-plane/src/monitors/incidents/repo.ts';
+import type { RegionEvidence } from '../../control-plane/src/monitors/incidents/rules.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 
@@ -34,7 +35,7 @@ describe("writing a monitor's incidents", () => {
       ended_at: ended === null ? null : new Date(ended).toISOString(),
     }));
   const open = (started: number, cause = 'timeout', regions = ['eu']) =>
-    ({ type: 'open', started_at: at(started), cause, regions }) as const;
+    ({ type: 'open', started_at: at(started), cause, regions, evidence: [] as RegionEvidence[] }) as const;
   const close = (ended: number) => ({ type: 'close', ended_at: at(ended) }) as const;
 
   it('opens one incident per monitor: a second open while one is open applies nothing', async () => {

@@ -37,9 +37,18 @@ export async function listResults(sql: Sql, monitorId: string, region: string | 
 export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery, now: Date) {
   const ts = now.toISOString();
   const rows = await sql<
-    { id: string; started_at: string; ended_at: string | null; duration: number; cause: string; regions: string[]; total: number }[]
+    {
+      id: string;
+      started_at: string;
+      ended_at: string | null;
+      duration: number;
+      cause: string;
+      regions: string[];
+      evidence: z.infer<typeof IncidentView>['evidence'];
+      total: number;
+    }[]
   >`
-    select id, started_at, ended_at, cause, regions,
+    select id, started_at, ended_at, cause, regions, evidence,
       floor(extract(epoch from (coalesce(ended_at, ${ts}::timestamptz) - started_at)))::int as duration,
       count(*) over ()::int as total
     from incidents where monitor_id = ${monitorId}
@@ -54,6 +63,7 @@ export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery
     duration: Math.max(0, r.duration),
     cause: r.cause,
     regions: r.regions,
+    evidence: r.evidence,
   }));
   return { items, total };
 }

@@ -18,6 +18,9 @@ export interface MonitorRecord {
   interval_seconds: number;
   timeout_seconds: number;
   regions: string[] | null;
+  quorum: number | null;
+  confirm_down: number;
+  confirm_up: number;
   follow_redirects: boolean;
   tags: string[];
   status: number;
@@ -83,6 +86,9 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     interval: r.interval_seconds,
     timeout: r.timeout_seconds,
     regions: r.regions,
+    quorum: r.quorum,
+    confirm_down: r.confirm_down,
+    confirm_up: r.confirm_up,
     integration_ids: r.integration_ids,
     follow_redirects: r.follow_redirects,
     tags: r.tags,
@@ -195,10 +201,11 @@ export type MonitorWrite = Omit<MonitorRecord, 'id' | 'status' | 'last_checked_a
 export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
-      active, interval_seconds, timeout_seconds, regions, follow_redirects, tags)
+      active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, follow_redirects, tags)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
-      ${m.regions ? db.array(m.regions) : null}::text[], ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[])
+      ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.follow_redirects},
+      ${arrayLiteral(m.tags)}::text[])
     returning id`;
   return row!.id;
 }
@@ -209,7 +216,8 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       valid_http_codes = ${db.array(m.valid_http_codes)}::int[], basic_auth_username = ${m.basic_auth_username},
       basic_auth_password_sealed = ${m.basic_auth_password_sealed}, active = ${m.active},
       interval_seconds = ${m.interval_seconds}, timeout_seconds = ${m.timeout_seconds},
-      regions = ${m.regions ? db.array(m.regions) : null}::text[], follow_redirects = ${m.follow_redirects},
+      regions = ${m.regions ? db.array(m.regions) : null}::text[], quorum = ${m.quorum}, confirm_down = ${m.confirm_down},
+      confirm_up = ${m.confirm_up}, follow_redirects = ${m.follow_redirects},
       tags = ${arrayLiteral(m.tags)}::text[], updated_at = now()
     where id = ${id}`;
 }
@@ -243,7 +251,7 @@ export async function pruneResults(sql: Sql, cutoff: string, limit: number): Pro
 }
 
 /** What the assigner reads of a monitor. */
-export type AssignableMonitor = Omit<MonitorRecord, 'name' | 'status' | 'last_checked_at' | 'created_at'>;
+export type AssignableMonitor = Omit<MonitorRecord, 'name' | 'status' | 'last_checked_at' | 'created_at' | 'quorum' | 'confirm_down' | 'confirm_up'>;
 
 /** Every monitor as the assigner needs it, or the one with this id. */
 export function loadAssignable(db: Db, id?: string) {

@@ -44,6 +44,27 @@ const writable = {
     .max(50)
     .nullable()
     .describe('Extension: regions to check from; null means every region with a live agent.'),
+  quorum: z
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .nullable()
+    .describe(
+      'Extension: failing regions that put the monitor down (k of the n regions voting); null: a majority of them. Never more than the regions voting: when some abstain (degraded or silent), those left decide. At most the number of `regions` when they are listed.',
+    ),
+  confirm_down: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .describe('Extension: consecutive failing rounds (checks of every region for one slot) before the monitor is down. Default 1.'),
+  confirm_up: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .describe('Extension: consecutive passing rounds before a down monitor is up again. Default 1.'),
   integration_ids: z.array(z.uuid()).max(100).describe("Extension: integrations of the same project that receive this monitor's alerts."),
   follow_redirects: z.boolean().describe('Extension: follow up to 5 redirects.'),
   tags,
@@ -53,6 +74,21 @@ function timeoutWithinInterval(v: { interval?: number | undefined; timeout?: num
   if (v.interval !== undefined && v.timeout !== undefined && v.timeout > v.interval) {
     ctx.addIssue({ code: 'custom', path: ['timeout'], message: 'The timeout field must not be greater than the interval.' });
   }
+}
+
+/** The message for a quorum above the regions listed, or undefined when it fits. */
+export function quorumProblem(quorum: number | null | undefined, regions: readonly string[] | null | undefined): string | undefined {
+  if (quorum == null || regions == null || quorum <= regions.length) return undefined;
+  return `The quorum field must not be greater than the number of regions (${regions.length}).`;
+}
+
+function quorumWithinRegions(
+  v: { quorum?: number | null | undefined; regions?: string[] | null | undefined; interval?: number; timeout?: number },
+  ctx: z.RefinementCtx,
+) {
+  timeoutWithinInterval(v, ctx);
+  const problem = quorumProblem(v.quorum, v.regions);
+  if (problem) ctx.addIssue({ code: 'custom', path: ['quorum'], message: problem });
 }
 
 export const MonitorCreateBody = z
@@ -67,11 +103,14 @@ export const MonitorCreateBody = z
     interval: writable.interval.default(60),
     timeout: writable.timeout.optional(),
     regions: writable.regions.optional(),
+    quorum: writable.quorum.optional(),
+    confirm_down: writable.confirm_down.default(1),
+    confirm_up: writable.confirm_up.default(1),
     integration_ids: writable.integration_ids.optional(),
     follow_redirects: writable.follow_redirects.default(true),
     tags: writable.tags.optional(),
   })
-  .superRefine(timeoutWithinInterval);
+  .superRefine(quorumWithinRegions);
 export type MonitorCreateBody = z.infer<typeof MonitorCreateBody>;
 
 /** PUT: the fields present are replaced, the others kept. `project_id` is not part of it (ignored). */
@@ -81,7 +120,7 @@ export const MonitorUpdateBody = z
       [K in keyof typeof writable]: z.ZodOptional<(typeof writable)[K]>;
     },
   )
-  .superRefine(timeoutWithinInterval);
+  .superRefine(quorumWithinRegions);
 export type MonitorUpdateBody = z.infer<typeof MonitorUpdateBody>;
 
 export const monitorStatuses = { pending: 0, up: 1, down: 2, paused: 3 } as const;
@@ -100,6 +139,9 @@ export const Monitor = z
     interval: z.number().int(),
     timeout: z.number().int(),
     regions: z.array(z.string()).nullable(),
+    quorum: z.number().int().nullable().describe('Extension: failing regions that put the monitor down; null: a majority of those voting.'),
+    confirm_down: z.number().int().describe('Extension: consecutive failing rounds before down.'),
+    confirm_up: z.number().int().describe('Extension: consecutive passing rounds before up again.'),
     integration_ids: z.array(z.uuid()),
     follow_redirects: z.boolean(),
     tags: z.array(z.string()).describe('Extension: the labels of the monitor, in lower case (none: an empty list).'),
@@ -143,6 +185,19 @@ export const IncidentView = z
     duration: z.number().int().describe('Seconds, up to now while the incident is open.'),
     cause: z.string(),
     regions: z.array(z.string()),
+    evidence: z
+      .array(
+        z.object({
+          region: z.string(),
+          ok: z.boolean(),
+          status_code: z.number().int().nullable(),
+          error: z.string().nullable(),
+          total_ms: z.number().nullable().describe('Milliseconds the check took.'),
+          scheduled_at: z.string(),
+          abstained: z.boolean().describe('The region was degraded when the incident opened: its result did not vote.'),
+        }),
+      )
+      .describe('Extension: what each region with a fresh result saw when the incident opened (empty for incidents older than this field).'),
   })
   .meta({ id: 'Incident' });
 

@@ -6,7 +6,7 @@ import type { PageQuery } from '../platform/http/pagination.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
-import { defaultValidHttpCodes, type Monitor, type MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';
+import { defaultValidHttpCodes, quorumProblem, type Monitor, type MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';
 
 export async function listMonitors(
   ctx: ApiContext,
@@ -60,6 +60,9 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     interval_seconds: body.interval,
     timeout_seconds: body.timeout ?? Math.min(10, body.interval),
     regions: body.regions ?? null,
+    quorum: body.quorum ?? null,
+    confirm_down: body.confirm_down ?? 1,
+    confirm_up: body.confirm_up ?? 1,
     follow_redirects: body.follow_redirects,
     tags: body.tags ?? [],
   };
@@ -82,6 +85,10 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     const message = 'The timeout field must not be greater than the interval.';
     throw new AppError('VALIDATION', message, { timeout: [message] });
   }
+  const regions = body.regions === undefined ? current.regions : body.regions;
+  const quorum = body.quorum === undefined ? current.quorum : body.quorum;
+  const problem = quorumProblem(quorum, regions);
+  if (problem) throw new AppError('VALIDATION', problem, { quorum: [problem] });
   // A shorter interval pulls a stored timeout down with it: a check never outlives its slot.
   const timeout = body.timeout ?? Math.min(current.timeout_seconds, interval);
   const write: repo.MonitorWrite = {
@@ -100,7 +107,10 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     active: body.active ?? current.active,
     interval_seconds: interval,
     timeout_seconds: timeout,
-    regions: body.regions === undefined ? current.regions : body.regions,
+    regions,
+    quorum,
+    confirm_down: body.confirm_down ?? current.confirm_down,
+    confirm_up: body.confirm_up ?? current.confirm_up,
     follow_redirects: body.follow_redirects ?? current.follow_redirects,
     tags: body.tags ?? current.tags,
   };

@@ -23,6 +23,7 @@ import { installNulGuard } from '../platform/http/nul-guard.ts';
 import { registerOpenApi } from '../platform/http/openapi.ts';
 import { markBearerRoutes, recordRoutes } from '../platform/http/route-table.ts';
 import { validatorCompiler } from '../platform/http/validation.ts';
+import { regionRoutes } from '../monitors/regions/routes.ts';
 import { monitorRoutes } from '../monitors/routes.ts';
 import { registerMcp } from '../mcp/index.ts';
 import { pingEdgeRoutes, pingLogRoutes } from '../heartbeats/pings/routes.ts';
@@ -108,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     heartbeatRoutes(api, { ...ctx, outbox });
     pingLogRoutes(api, ctx);
     monitorRoutes(api, ctx);
+    regionRoutes(api, ctx);
     integrationRoutes(api, ctx);
     triggerRoutes(api, ctx);
   });

@@ -11,6 +11,7 @@ import { startAssigner } from '../monitors/assign/assigner.ts';
 import { moveStoredUrlCredentials } from '../monitors/stored-credentials.ts';
 import { dateNow, systemClock, type Clock } from '../platform/clock.ts';
 import { startDeadline } from '../heartbeats/deadline/role.ts';
+import { startRegionHealth } from '../monitors/regions/role.ts';
 import { createOutboxPublisher } from '../platform/outbox.ts';
 import { ingestLag, startIngest } from '../monitors/ingest/consumer.ts';
 import { createMetrics, metricsOnOwnPort, type Metrics } from '../../../shared/src/metrics.ts';
@@ -38,6 +39,8 @@ export interface ControlPlaneOptions {
   clock?: Clock;
   /** Knobs of the notify role (tests shorten its back-off and lease). */
   notify?: NotifyTuning;
+  /** How often the assign role judges the probe regions (default 5 s; tests shorten it). */
+  regionHealthPeriodMs?: number;
 }
 
 export interface RunningControlPlane {
@@ -70,7 +73,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
   let url: string | undefined;
   let metricsUrl: string | undefined;
   try {
-    const needsOutbox = opts.roles.includes('ingest') || opts.roles.includes('deadline');
+    const needsOutbox = opts.roles.includes('ingest') || opts.roles.includes('deadline') || opts.roles.includes('assign');
     const outbox = needsOutbox ? createOutboxPublisher({ sql: opts.sql, nc: opts.nc, names, log }) : undefined;
     if (outbox) stops.push(async () => outbox.stop());
 
@@ -88,6 +91,17 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
         now: () => clock.now(),
       });
       stops.push(assigner.stop);
+      const regionHealth = await startRegionHealth({
+        sql: opts.sql,
+        nc: opts.nc,
+        names,
+        log,
+        replicas: config.NATS_REPLICAS,
+        clock,
+        outbox: outbox!,
+        ...(opts.regionHealthPeriodMs !== undefined ? { periodMs: opts.regionHealthPeriodMs } : {}),
+      });
+      stops.push(regionHealth.stop);
     }
     if (opts.roles.includes('ingest')) {
       const ingest = await startIngest({ sql: opts.sql, nc: opts.nc, names, log, outbox: outbox!, now });

@@ -46,6 +46,8 @@ export type CheckerOptions = {
   keepAliveTimeoutMs?: number;
   /** Replaces getaddrinfo, for tests. */
   resolve?: Resolve;
+  /** Local address checks leave from (CHECK_SOURCE_ADDRESS). */
+  localAddress?: string;
 };
 
 export type Checker = {
@@ -75,6 +77,7 @@ export function createChecker(opts: CheckerOptions): Checker {
     dns,
     blockPrivateTargets: opts.blockPrivateTargets,
     allowedAddresses: opts.allowedAddresses ?? [],
+    ...(opts.localAddress !== undefined ? { localAddress: opts.localAddress } : {}),
     ...(opts.extraCaCerts?.length ? { ca: [...rootCertificates, ...opts.extraCaCerts] } : {}),
   });
   const agent = new Agent({ connect: connector.connect, keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000 });

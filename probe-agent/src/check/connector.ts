@@ -39,6 +39,8 @@ export type TimedConnectorOptions = {
   ca?: string | Buffer | Array<string | Buffer>;
   /** Used when a connection starts with no check waiting for it (should not happen). */
   fallbackConnectTimeoutMs?: number;
+  /** Local address connections leave from (CHECK_SOURCE_ADDRESS); the system's choice when unset. */
+  localAddress?: string;
 };
 
 type SocketRecord = {
@@ -126,7 +128,10 @@ export function createTimedConnector(opts: TimedConnectorOptions): TimedConnecto
     const origin = `${protocol}//${options.host ?? hostname}`;
     const record: SocketRecord = { startedAt: now(), lookupAt: null, connectAt: null, secureAt: null, claimed: false };
     // buildConnector's connector returns the socket although its type says void
-    const socket = (base as unknown as (o: typeof options, cb: typeof callback) => Socket)(options, callback);
+    const socket = (base as unknown as (o: typeof options, cb: typeof callback) => Socket)(
+      opts.localAddress === undefined ? options : { ...options, localAddress: opts.localAddress },
+      callback,
+    );
     records.set(socket, record);
     connecting.add(socket);
     // Prepended: undici hands the socket to a request from its own connect listener, and the

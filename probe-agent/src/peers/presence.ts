@@ -20,6 +20,8 @@ export type PresenceOptions = {
   ttlMs: number;
   /** The live set of the region changed (members sorted, this agent included). */
   onChange: (members: string[]) => void;
+  /** The canaries' last counts, carried with every refresh. */
+  canaries?: () => AgentPresence['canaries'];
   now?: () => number;
 };
 
@@ -71,6 +73,8 @@ export function createPresence(opts: PresenceOptions): Presence {
       started_at: startedAt,
       seen_at: new Date(now()).toISOString(),
     };
+    const canaries = opts.canaries?.();
+    if (canaries) presence.canaries = canaries;
     await opts.kv.put(selfKey, JSON.stringify(AgentPresence.parse(presence)));
   }
 

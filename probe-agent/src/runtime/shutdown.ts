@@ -22,6 +22,8 @@ export type AgentParts = {
   slots: Pick<SlotRuns, 'cancel'>;
   publisher: ResultPublisher;
   checker: Pick<Checker, 'close'>;
+  /** The canaries and their own checker (no address policy: the operator chose them). */
+  canaries: { stop(): void; checker: Pick<Checker, 'close'> };
   assignments?: AssignmentWatch;
   ops?: OpsServer;
   edge?: PingEdge;
@@ -39,6 +41,7 @@ export async function stopAgent(parts: AgentParts, limits: StopLimits): Promise<
   const { log, publisher } = parts;
   parts.connection.stop();
   parts.assignments?.stop();
+  parts.canaries.stop();
   const draining = parts.scheduler.stop();
   // Leaving before the drain hands monitors over at once: peers only run slots after this point.
   await parts.presence.stop();
@@ -52,6 +55,7 @@ export async function stopAgent(parts: AgentParts, limits: StopLimits): Promise<
   publisher.close();
   parts.elections.stop();
   await parts.checker.close();
+  await parts.canaries.checker.close();
   await parts.ops?.close();
   await parts.edge?.stop();
   log.info(publisher.stats(), 'probe agent stopped');
@@ -63,9 +67,11 @@ export async function abandonStart(parts: AgentParts): Promise<void> {
   parts.connection.stop();
   parts.elections.stop();
   parts.assignments?.stop();
+  parts.canaries.stop();
   await parts.scheduler.stop();
   await parts.presence.stop();
   parts.publisher.close();
   await parts.checker.close();
+  await parts.canaries.checker.close();
   await parts.ops?.close();
 }

@@ -8,5 +8,16 @@ export const AgentPresence = z.object({
   hostname: z.string(),
   started_at: z.iso.datetime(),
   seen_at: z.iso.datetime(),
+  /**
+   * The agent's canaries (CANARY_URLS): addresses that answer whenever this agent's network
+   * works. Left out by an agent without canaries, or before its first round of them.
+   */
+  canaries: z
+    .object({
+      total: z.number().int().min(1),
+      failing: z.number().int().min(0),
+      checked_at: z.iso.datetime(),
+    })
+    .optional(),
 });
 export type AgentPresence = z.infer<typeof AgentPresence>;

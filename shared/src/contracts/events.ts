@@ -9,6 +9,8 @@ export const eventKinds = [
   'heartbeat.late',
   'heartbeat.started',
   'trigger.fired',
+  'region.degraded',
+  'region.recovered',
 ] as const;
 export const EventKind = z.enum(eventKinds);
 
@@ -28,7 +30,7 @@ export const DomainEvent = z.object({
   occurred_at: z.iso.datetime(),
   project_id: z.uuid(),
   subject: z.object({
-    type: z.enum(['monitor', 'heartbeat', 'trigger']),
+    type: z.enum(['monitor', 'heartbeat', 'trigger', 'region']),
     id: z.uuid(),
     name: z.string(),
   }),
@@ -40,3 +42,9 @@ export const DomainEvent = z.object({
   data: z.record(z.string(), z.unknown()).refine((d) => !valueTooDeep(d, MAX_JSON_DEPTH - 1), tooDeepMessage('data')),
 });
 export type DomainEvent = z.infer<typeof DomainEvent>;
+
+/**
+ * The `project_id` of events about the deployment itself rather than one project (a probe
+ * region's health): published on `<ns>.events.00000000-0000-0000-0000-000000000000.<kind>`.
+ */
+export const DEPLOYMENT_PROJECT_ID = '00000000-0000-0000-0000-000000000000';

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { MAX_PER_PAGE } from '../../platform/http/pagination.ts';
 import { monitorIncidents, monitorResults } from '../../monitors/history.ts';
 import { MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from '../../monitors/schemas.ts';
+import { listRegions } from '../../monitors/regions/service.ts';
 import * as monitors from '../../monitors/service.ts';
 import { creates, overwrites, readOnly, toggles, type ToolContext } from '../context.ts';
 import { run } from '../result.ts';
@@ -102,7 +103,8 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
     'monitor_incidents',
     {
       title: 'Incidents of a monitor',
-      description: 'Down periods of a monitor, newest first, with duration in seconds, cause and regions; ended_at is null while ongoing.',
+      description:
+        'Down periods of a monitor, newest first, with duration in seconds, cause, failing regions and what each region saw (evidence); ended_at is null while ongoing.',
       inputSchema: Id.extend({ limit }),
       annotations: readOnly,
     },
@@ -110,5 +112,17 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
       run(async () => {
         return (await monitorIncidents(ctx, principal, id, { page: 1, per_page: n })).items;
       }),
+  );
+
+  server.registerTool(
+    'list_regions',
+    {
+      title: 'List probe regions',
+      description:
+        'The probe regions monitors are checked from, each healthy or degraded (silent, canaries unreachable, or disagreeing with the other regions), with live agents. A degraded region abstains: its results do not put monitors down.',
+      inputSchema: z.object({}),
+      annotations: readOnly,
+    },
+    async () => run(() => listRegions(ctx)),
   );
 }

@@ -1,4 +1,4 @@
-import type { KV, KvWatchEntry } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import { AgentPresence } from '../../../../shared/src/contracts/agent.ts';
 import type { Assignment } from '../../../../shared/src/contracts/monitoring.ts';
 import { open, seal } from '../../../../shared/src/crypto.ts';
@@ -7,6 +7,7 @@ import type { NatsConnection } from '../../../../shared/src/nats.ts';
 import { agentPresenceTtlMs, openBucket } from '../../../../shared/src/provision.ts';
 import type { Names } from '../../../../shared/src/subjects.ts';
 import type { Sql } from '../../platform/db/sql.ts';
+import { safeJson, watchAll } from '../../platform/nats/kv-watch.ts';
 import { changedAt, checkTarget, storedEntry, type StoredEntry } from './changes.ts';
 import { loadAssignable } from '../repo.ts';
 import { desiredEntries } from './desired.ts';
@@ -156,28 +157,4 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
       await chain;
     },
   };
-}
-
-/** Watches every key; `caughtUp` resolves once the values present at the start were delivered. */
-async function watchAll(kv: KV, onEntry: (e: KvWatchEntry) => void): Promise<{ caughtUp: Promise<void>; stop(): void }> {
-  const empty = (await kv.status()).values === 0;
-  const iter = await kv.watch({ key: '>' });
-  let resolve!: () => void;
-  const caughtUp = new Promise<void>((r) => (resolve = r));
-  if (empty) resolve();
-  void (async () => {
-    for await (const e of iter) {
-      onEntry(e);
-      if ((e.delta ?? 0) === 0) resolve();
-    }
-  })();
-  return { caughtUp, stop: () => iter.stop() };
-}
-
-function safeJson(e: { json(): unknown }): unknown {
-  try {
-    return e.json();
-  } catch {
-    return undefined;
-  }
 }

@@ -13,8 +13,8 @@ export async function applyIncidentChange(tx: Db, monitorId: string, change: Inc
 
 async function openIncident(tx: Db, monitorId: string, change: OpenIncident): Promise<AppliedChange | null> {
   const [incident] = await tx<{ id: string }[]>`
-    insert into incidents (monitor_id, started_at, cause, regions)
-    values (${monitorId}, ${change.started_at}, ${change.cause}, ${tx.array(change.regions)}::text[])
+    insert into incidents (monitor_id, started_at, cause, regions, evidence)
+    values (${monitorId}, ${change.started_at}, ${change.cause}, ${tx.array(change.regions)}::text[], ${tx.json(change.evidence as never)})
     on conflict (monitor_id) where ended_at is null do nothing
     returning id`;
   return incident ? { ...change, incident_id: incident.id } : null;

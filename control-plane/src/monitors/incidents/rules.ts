@@ -2,19 +2,20 @@
  * What a monitor's status change does to its incidents, as pure functions (no I/O, the clock is a
  * parameter); incidents/repo.ts applies the result and the ingest records the event.
  *
- * - A down transition opens an incident: it starts at the newest scheduled_at among the voting
- *   regions (the check that tipped the quorum, not the moment the batch was written; `now` when no
- *   vote counts), its cause is the status rule's cause (the first failing region's error, '' when
- *   none gave one) and its regions are the failing regions.
- * - An up transition closes the open incident at that same instant, taken from the votes that
- *   brought the monitor back.
+ * - A down transition opens an incident: it starts at the slot the failing run began (with one
+ *   round of confirmation, the newest scheduled_at among the voting regions: the check that
+ *   tipped the quorum, not the moment the batch was written; `now` when no vote counts), its
+ *   cause is the status rule's cause (the first failing region's error, '' when none gave one),
+ *   its regions are the failing regions and its evidence what every region with a fresh result
+ *   saw (abstaining ones marked).
+ * - An up transition closes the open incident at the slot the passing run began.
  * - Anything else changes no incident.
  *
  * An applied change is reported as monitor.down or monitor.up, occurring at the change's instant.
  * The repo may apply nothing (an incident already open, none left to close): then no event.
  */
 import type { DomainEvent } from '../../../../shared/src/contracts/events.ts';
-import type { Evaluation, RegionVote } from '../status.ts';
+import { streakSince, type Evaluation, type RegionVote } from '../status.ts';
 import { withoutUrlCredentials } from '../url-credentials.ts';
 
 /** What the rule reads of one monitor. An object, so that more of the monitor's state can be added without changing callers. */
@@ -31,6 +32,21 @@ export interface OpenIncident {
   started_at: string;
   cause: string;
   regions: string[];
+  evidence: RegionEvidence[];
+}
+
+/** What one region saw when an incident opened. */
+export interface RegionEvidence {
+  region: string;
+  ok: boolean;
+  status_code: number | null;
+  error: string | null;
+  /** Milliseconds the check took; null when unknown. */
+  total_ms: number | null;
+  /** The slot of the result. */
+  scheduled_at: string;
+  /** The region was degraded: its result did not vote. */
+  abstained: boolean;
 }
 
 /** Close the monitor's open incident. */
@@ -60,15 +76,31 @@ export function incidentChanges(input: IncidentInput, now: Date): IncidentChange
   const { evaluation: e } = input;
   if (!e.transition) return [];
   const at = transitionInstant(input, now);
-  if (e.transition === 'down') return [{ type: 'open', started_at: at, cause: e.cause, regions: e.failing }];
+  if (e.transition === 'down') return [{ type: 'open', started_at: at, cause: e.cause, regions: e.failing, evidence: evidenceOf(input) }];
   return [{ type: 'close', ended_at: at }];
 }
 
-/** The newest scheduled_at among the voting regions, or `now` when no vote counts. */
-function transitionInstant({ evaluation, votes }: IncidentInput, now: Date): string {
-  let latest = 0;
-  for (const v of votes) if (evaluation.voting.includes(v.region)) latest = Math.max(latest, v.scheduledAt.getTime());
-  return new Date(latest || now.getTime()).toISOString();
+/** Where the run that made the transition began, or `now` when no vote counts. */
+function transitionInstant({ evaluation }: IncidentInput, now: Date): string {
+  return new Date(streakSince(evaluation.streak) || now.getTime()).toISOString();
+}
+
+/** The regions that voted or abstained, in region order. */
+function evidenceOf({ evaluation: e, votes }: IncidentInput): RegionEvidence[] {
+  const abstained = new Set(e.abstained);
+  const voting = new Set(e.voting);
+  return votes
+    .filter((v) => voting.has(v.region) || abstained.has(v.region))
+    .sort((a, b) => (a.region < b.region ? -1 : a.region > b.region ? 1 : 0))
+    .map((v) => ({
+      region: v.region,
+      ok: v.ok,
+      status_code: v.statusCode ?? null,
+      error: v.error ?? null,
+      total_ms: v.totalMs ?? null,
+      scheduled_at: v.scheduledAt.toISOString(),
+      abstained: abstained.has(v.region),
+    }));
 }
 
 /** The event that reports an applied change (the outbox adds its id). */
@@ -82,7 +114,14 @@ export function incidentEvent(monitor: EventMonitor, applied: AppliedChange): Om
       occurred_at: applied.started_at,
       project_id: monitor.project_id,
       subject,
-      data: { url, regions: applied.regions, cause: applied.cause, incident_id: applied.incident_id, started_at: applied.started_at },
+      data: {
+        url,
+        regions: applied.regions,
+        cause: applied.cause,
+        incident_id: applied.incident_id,
+        started_at: applied.started_at,
+        evidence: applied.evidence,
+      },
     };
   }
   return {

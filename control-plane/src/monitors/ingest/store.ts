@@ -4,7 +4,7 @@ import type { Db, Sql } from '../../platform/db/sql.ts';
 import { recordEvent } from '../../platform/outbox.ts';
 import { applyIncidentChange } from '../incidents/repo.ts';
 import { incidentChanges, incidentEvent, type EventMonitor } from '../incidents/rules.ts';
-import { evaluateMonitor, staleAfter, type Evaluation, type MonitorHealth, type RegionVote } from '../status.ts';
+import { evaluateMonitor, staleAfter, type Evaluation, type MonitorHealth, type RegionVote, type Streak, type VerdictPolicy } from '../status.ts';
 import { columnsOf } from './columns.ts';
 
 /** A monitor that got new rows: one row per region voting for it (one row without a region when none does). */
@@ -12,17 +12,31 @@ interface VoteRow {
   monitor_id: string;
   status: MonitorHealth;
   interval_seconds: number;
+  quorum: number | null;
+  confirm_down: number;
+  confirm_up: number;
+  verdict_prior: number;
+  /** The streak's instants, epoch milliseconds (null for none). */
+  verdict_prior_since: number | null;
+  verdict_dir: -1 | 0 | 1;
+  verdict_round: number | null;
   region: string | null;
   ok: boolean | null;
   /** scheduled_at, epoch milliseconds. */
   at: number | null;
   error: string | null;
+  status_code: number | null;
+  total_ms: number | null;
+  /** The region is degraded (region_health): its vote is set aside. */
+  abstain: boolean | null;
 }
 
 interface Subject {
   id: string;
   status: MonitorHealth;
   interval_seconds: number;
+  policy: VerdictPolicy;
+  streak: Streak;
 }
 
 /**
@@ -65,16 +79,17 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
           as r(monitor_id, scheduled_at, region, checked_at, agent_id, ok, status_code, dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms,
             error_class, error_message, attempts)
         on conflict do nothing
-        returning monitor_id, region, scheduled_at, checked_at, ok, total_ms,
+        returning monitor_id, region, scheduled_at, checked_at, ok, total_ms, status_code,
           case when error_class is null then null else coalesce(error_message, error_class) end as error
       ), votes as (
-        insert into monitor_regions as v (monitor_id, region, ok, scheduled_at, error, checked_at)
-        select distinct on (monitor_id, region) monitor_id, region, ok, scheduled_at, error, checked_at
+        insert into monitor_regions as v (monitor_id, region, ok, scheduled_at, error, checked_at, status_code, total_ms)
+        select distinct on (monitor_id, region) monitor_id, region, ok, scheduled_at, error, checked_at, status_code, total_ms
         from ins order by monitor_id, region, scheduled_at desc
         on conflict (monitor_id, region) do update
-          set ok = excluded.ok, scheduled_at = excluded.scheduled_at, error = excluded.error, checked_at = excluded.checked_at
+          set ok = excluded.ok, scheduled_at = excluded.scheduled_at, error = excluded.error, checked_at = excluded.checked_at,
+            status_code = excluded.status_code, total_ms = excluded.total_ms
           where v.scheduled_at < excluded.scheduled_at
-        returning monitor_id, region, ok, scheduled_at, error
+        returning monitor_id, region, ok, scheduled_at, error, status_code, total_ms
       ), rollups as (
         insert into check_rollups as c (monitor_id, region, hour, checks, failures, total_ms_sum, total_ms_max)
         select monitor_id, region, date_trunc('hour', scheduled_at) as hour, count(*), count(*) filter (where not ok), sum(total_ms), max(total_ms)
@@ -85,20 +100,26 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
           total_ms_sum = c.total_ms_sum + excluded.total_ms_sum,
           total_ms_max = greatest(c.total_ms_max, excluded.total_ms_max)
       ), touched as (
-        select m.id, m.status, m.interval_seconds from (select distinct monitor_id from ins) i
+        select m.id, m.status, m.interval_seconds, m.quorum, m.confirm_down, m.confirm_up,
+          m.verdict_prior, m.verdict_prior_since, m.verdict_dir, m.verdict_round
+        from (select distinct monitor_id from ins) i
         join monitors m on m.id = i.monitor_id
         where m.active
       ), current as (
         -- This statement does not see its own upsert: the votes it wrote, and the others as they were.
-        select monitor_id, region, ok, scheduled_at, error from votes
+        select monitor_id, region, ok, scheduled_at, error, status_code, total_ms from votes
         union all
-        select r.monitor_id, r.region, r.ok, r.scheduled_at, r.error from monitor_regions r
+        select r.monitor_id, r.region, r.ok, r.scheduled_at, r.error, r.status_code, r.total_ms from monitor_regions r
         where r.monitor_id in (select id from touched)
           and not exists (select 1 from votes v where v.monitor_id = r.monitor_id and v.region = r.region)
       )
-      select t.id as monitor_id, t.status, t.interval_seconds, v.region, v.ok,
-        (extract(epoch from v.scheduled_at) * 1000)::float8 as at, v.error
-      from touched t left join current v on v.monitor_id = t.id`;
+      select t.id as monitor_id, t.status, t.interval_seconds, t.quorum, t.confirm_down, t.confirm_up,
+        t.verdict_prior, t.verdict_dir, (extract(epoch from t.verdict_prior_since) * 1000)::float8 as verdict_prior_since,
+        (extract(epoch from t.verdict_round) * 1000)::float8 as verdict_round,
+        v.region, v.ok, (extract(epoch from v.scheduled_at) * 1000)::float8 as at, v.error, v.status_code, v.total_ms,
+        h.state = 'degraded' as abstain
+      from touched t left join current v on v.monitor_id = t.id
+      left join region_health h on h.region = v.region`;
     return applyEvaluations(tx, evaluate(rows, now), now);
   });
 }
@@ -109,33 +130,64 @@ interface Outcome {
   votes: RegionVote[];
 }
 
-/** The status rule over each monitor's votes; only the monitors whose status changes. */
+/** The status rule over each monitor's votes; the monitors whose status or counted rounds change. */
 function evaluate(rows: readonly VoteRow[], now: Date): Outcome[] {
   const byMonitor = new Map<string, { monitor: Subject; votes: RegionVote[] }>();
   for (const r of rows) {
     let entry = byMonitor.get(r.monitor_id);
     if (!entry) {
-      entry = { monitor: { id: r.monitor_id, status: r.status, interval_seconds: r.interval_seconds }, votes: [] };
+      const monitor: Subject = {
+        id: r.monitor_id,
+        status: r.status,
+        interval_seconds: r.interval_seconds,
+        policy: { quorum: r.quorum, confirmDown: r.confirm_down, confirmUp: r.confirm_up },
+        streak: { prior: r.verdict_prior, priorSince: r.verdict_prior_since ?? 0, dir: r.verdict_dir, round: r.verdict_round ?? 0 },
+      };
+      entry = { monitor, votes: [] };
       byMonitor.set(r.monitor_id, entry);
     }
-    if (r.region !== null) entry.votes.push({ region: r.region, ok: r.ok!, scheduledAt: new Date(r.at!), error: r.error });
+    if (r.region !== null) {
+      entry.votes.push({
+        region: r.region,
+        ok: r.ok!,
+        scheduledAt: new Date(r.at!),
+        error: r.error,
+        statusCode: r.status_code,
+        totalMs: r.total_ms,
+        abstain: r.abstain === true,
+      });
+    }
   }
   const outcomes: Outcome[] = [];
   for (const { monitor, votes } of byMonitor.values()) {
-    const evaluation = evaluateMonitor(monitor.status, votes, now, staleAfter(monitor.interval_seconds));
-    if (evaluation.status !== monitor.status) outcomes.push({ monitor, evaluation, votes });
+    const evaluation = evaluateMonitor(monitor.status, votes, now, staleAfter(monitor.interval_seconds), monitor.policy, monitor.streak);
+    if (evaluation.status !== monitor.status || (countsRounds(monitor.policy) && evaluation.streak !== monitor.streak)) {
+      outcomes.push({ monitor, evaluation, votes });
+    }
   }
   return outcomes;
 }
 
-/** Status changes in one statement; then the incident each change calls for, with its event. */
+/** Only a monitor that confirms over several rounds needs its rounds kept between batches. */
+function countsRounds(p: VerdictPolicy): boolean {
+  return p.confirmDown > 1 || p.confirmUp > 1;
+}
+
+const instant = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null);
+
+/** Status changes and counted rounds in one statement; then the incident each change calls for, with its event. */
 async function applyEvaluations(tx: Db, outcomes: readonly Outcome[], now: Date): Promise<DomainEvent[]> {
   if (outcomes.length === 0) return [];
+  const s = outcomes.map((o) => o.evaluation.streak);
   await tx`
-    update monitors m set status = u.status
-    from unnest(${outcomes.map((o) => o.monitor.id)}::uuid[], ${outcomes.map((o) => o.evaluation.status)}::smallint[]) as u(id, status)
+    update monitors m set status = u.status, verdict_prior = u.prior, verdict_prior_since = u.prior_since,
+      verdict_dir = u.dir, verdict_round = u.round
+    from unnest(${outcomes.map((o) => o.monitor.id)}::uuid[], ${outcomes.map((o) => o.evaluation.status)}::smallint[],
+      ${s.map((x) => x.prior)}::smallint[], ${s.map((x) => instant(x.priorSince))}::timestamptz[], ${s.map((x) => x.dir)}::smallint[],
+      ${s.map((x) => instant(x.round))}::timestamptz[]) as u(id, status, prior, prior_since, dir, round)
     where m.id = u.id`;
   const planned = outcomes
+    .filter((o) => o.evaluation.transition !== null)
     .map((o) => ({ id: o.monitor.id, changes: incidentChanges({ evaluation: o.evaluation, votes: o.votes }, now) }))
     .filter((p) => p.changes.length > 0);
   if (planned.length === 0) return [];

@@ -27,6 +27,8 @@ export const operationIds: Readonly<Record<string, string>> = {
   'GET /monitors/{id}/results': 'listMonitorResults',
   'GET /monitors/{id}/incidents': 'listMonitorIncidents',
 
+  'GET /regions': 'listRegions',
+
   'GET /heartbeats': 'listHeartbeats',
   'POST /heartbeats': 'createHeartbeat',
   'GET /heartbeats/{id}': 'getHeartbeat',
@@ -59,6 +61,10 @@ export const tags = [
   { name: 'Organizations', description: 'The organizations you belong to, with your role in each.' },
   { name: 'Projects', description: 'Projects hold monitors, heartbeats, triggers and integrations.' },
   { name: 'Monitors', description: 'HTTP checks from one or more regions, with their results and incidents.' },
+  {
+    name: 'Regions',
+    description: 'The probe regions monitors are checked from, and whether each can be trusted to vote (a degraded region abstains).',
+  },
   { name: 'Heartbeats', description: 'Recurring jobs that report to a ping URL, with the pings received.' },
   { name: 'Integrations', description: 'Where notifications go (webhook, Slack, email...), with their delivery log.' },
   { name: 'Triggers', description: 'Notification triggers: inbound addresses that send a message through integrations.' },

@@ -59,6 +59,9 @@ interface Values {
   interval: string;
   timeout: string;
   regions: string;
+  quorum: string;
+  confirmDown: string;
+  confirmUp: string;
   tags: string;
   username: string;
   followRedirects: boolean;
@@ -75,6 +78,9 @@ function valuesOf(m: Monitor | undefined): Values {
     interval: String(m?.interval ?? 60),
     timeout: m ? String(m.timeout) : '',
     regions: m?.regions?.join(', ') ?? '',
+    quorum: m?.quorum == null ? '' : String(m.quorum),
+    confirmDown: String(m?.confirm_down ?? 1),
+    confirmUp: String(m?.confirm_up ?? 1),
     tags: m?.tags.join(', ') ?? '',
     username: m?.basic_auth_username ?? '',
     followRedirects: m?.follow_redirects ?? true,
@@ -94,6 +100,9 @@ function formValues(form: Form, hasPassword: boolean): Values {
     interval: text(form, 'interval'),
     timeout: text(form, 'timeout'),
     regions: text(form, 'regions'),
+    quorum: text(form, 'quorum'),
+    confirmDown: text(form, 'confirm_down'),
+    confirmUp: text(form, 'confirm_up'),
     tags: text(form, 'tags'),
     username: text(form, 'basic_auth_username') || (credentials?.username ?? ''),
     followRedirects: text(form, 'follow_redirects') === 'on',
@@ -111,6 +120,9 @@ const known = [
   'interval',
   'timeout',
   'regions',
+  'quorum',
+  'confirm_down',
+  'confirm_up',
   'tags',
   'basic_auth_username',
   'basic_auth_password',
@@ -140,6 +152,14 @@ function monitorForm(
     </div>
     ${field({ name: 'tags', label: 'Tags', value: v.tags, errors: e, errorPrefix: 'tags', placeholder: 'prod, checkout', help: 'Comma-separated, up to 10: labels to sort and filter the list by.' })}
     ${field({ name: 'regions', label: 'Regions', value: v.regions, errors: e, errorPrefix: 'regions', placeholder: 'All regions', help: 'Comma-separated, such as eu-west, us-east. Empty: every region with a live agent.' })}
+    <fieldset>
+      <legend>When is it down?</legend>
+      <div class="form-row">
+        ${field({ name: 'quorum', label: 'Failing regions needed', type: 'number', value: v.quorum, min: 1, max: 50, placeholder: 'Majority', errors: e, help: 'Empty: a majority of the regions voting. Degraded regions abstain.' })}
+        ${field({ name: 'confirm_down', label: 'Failing rounds before down', type: 'number', value: v.confirmDown, min: 1, max: 10, errors: e, help: 'Consecutive checks of every region.' })}
+        ${field({ name: 'confirm_up', label: 'Passing rounds before up', type: 'number', value: v.confirmUp, min: 1, max: 10, errors: e })}
+      </div>
+    </fieldset>
     <fieldset>
       <legend>Basic authentication (optional)</legend>
       <div class="form-row">
@@ -187,6 +207,13 @@ function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
       .filter(Boolean),
   };
   if (timeout !== '') body.timeout = /^\d+$/.test(timeout) ? Number(timeout) : timeout;
+  // A number field sent as typed: the schema names what is wrong with it.
+  const quorum = text(form, 'quorum');
+  body.quorum = quorum === '' ? null : /^\d+$/.test(quorum) ? Number(quorum) : quorum;
+  for (const name of ['confirm_down', 'confirm_up']) {
+    const value = text(form, name);
+    if (value !== '') body[name] = /^\d+$/.test(value) ? Number(value) : value;
+  }
   if (editing && text(form, 'clear_password') === 'on') body.basic_auth_password = null;
   else if (password) body.basic_auth_password = password;
   return body;
