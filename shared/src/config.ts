@@ -75,7 +75,9 @@ export const settings = {
     .string()
     .refine((v) => isIP(v) !== 0, 'must be an IP address')
     .optional()
-    .describe('Local address a probe agent sends its checks and canary checks from (a host with several addresses). Default: chosen by the system.'),
+    .describe(
+      'Local address a probe agent sends its checks and canary checks from (a host with several addresses). Default: chosen by the system.',
+    ),
   METRICS_PORT: port
     .optional()
     .describe(

@@ -21,7 +21,7 @@ export interface TestControlPlane {
  * role on `clock` when one is given (a manual clock the test moves), else on the system clock.
  */
 export async function startTestControlPlane(
-  opts: { roles?: readonly Role[]; env?: Record<string, string>; clock?: Clock } = {},
+  opts: { roles?: readonly Role[]; env?: Record<string, string>; clock?: Clock; regionHealthPeriodMs?: number } = {},
 ): Promise<TestControlPlane> {
   const db = await createTestDatabase();
   const nats = await createTestNats();
@@ -42,6 +42,7 @@ export async function startTestControlPlane(
     roles: opts.roles ?? allRoles,
     port: 0,
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.regionHealthPeriodMs !== undefined ? { regionHealthPeriodMs: opts.regionHealthPeriodMs } : {}),
   });
   return {
     url: cp.url!,

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export interface Answer {
   status: number;
@@ -29,9 +29,21 @@ interface Recorder {
 export interface Target extends Recorder {
   /** What the next requests get until changed again. */
   respond(answer: Answer): void;
+  /**
+   * Cuts the network between this server and clients connecting from `address` (a loopback
+   * address such as 127.0.0.2, which a probe agent sends from with CHECK_SOURCE_ADDRESS): their
+   * open connections are reset and new ones are dropped, until `heal`.
+   */
+  cut(address: string): void;
+  heal(address: string): void;
 }
 
-function startRecorder(answerFor: (req: RecordedRequest) => Answer): Promise<{ recorder: Recorder; server: Server }> {
+interface Network {
+  cut(address: string): void;
+  heal(address: string): void;
+}
+
+function startRecorder(answerFor: (req: RecordedRequest) => Answer): Promise<{ recorder: Recorder; server: Server; network: Network }> {
   const requests: RecordedRequest[] = [];
   let waiters: { count: number; resolve: (r: RecordedRequest[]) => void }[] = [];
   const server = createServer((req, res) => {
@@ -58,6 +70,14 @@ function startRecorder(answerFor: (req: RecordedRequest) => Answer): Promise<{ r
     });
   });
   server.keepAliveTimeout = 5_000;
+  const cut = new Set<string>();
+  const sockets = new Set<Socket>();
+  const from = (socket: Socket) => (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+  server.on('connection', (socket: Socket) => {
+    if (cut.has(from(socket))) return void socket.destroy();
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   server.listen(0, '127.0.0.1');
   return once(server, 'listening').then(() => {
     const { port } = server.address() as AddressInfo;
@@ -88,6 +108,15 @@ function startRecorder(answerFor: (req: RecordedRequest) => Answer): Promise<{ r
             server.close(() => resolve());
           }),
       },
+      network: {
+        cut(address: string) {
+          cut.add(address);
+          for (const socket of sockets) if (from(socket) === address) socket.destroy();
+        },
+        heal(address: string) {
+          cut.delete(address);
+        },
+      },
     };
   });
 }
@@ -95,9 +124,10 @@ function startRecorder(answerFor: (req: RecordedRequest) => Answer): Promise<{ r
 /** A local HTTP server whose answer a test can change while it runs (a monitored site). */
 export async function startTarget(initial: Answer = { status: 200, body: 'ok' }): Promise<Target> {
   let answer = initial;
-  const { recorder } = await startRecorder(() => answer);
+  const { recorder, network } = await startRecorder(() => answer);
   return {
     ...recorder,
+    ...network,
     respond(next) {
       answer = next;
     },

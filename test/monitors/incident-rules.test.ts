@@ -29,7 +29,13 @@ const vote = (region: string, ok: boolean, age: number, error: string | null = o
   error,
 });
 /** An evaluation as the status rule returns it; the rule under test reads only these fields. */
-const evaluation = (transition: Evaluation['transition'], voting: string[], failing: string[], cause = '', streak = noStreak): Evaluation => ({
+const evaluation = (
+  transition: Evaluation['transition'],
+  voting: string[],
+  failing: string[],
+  cause = '',
+  streak = noStreak,
+): Evaluation => ({
   status: transition === 'down' ? 2 : 1,
   transition,
   voting,
@@ -224,7 +230,9 @@ describe('incidents of monitors confirmed over several rounds', () => {
     assert.equal(first.transition, null);
     const second = evaluateMonitor(2, [vote('eu', true, 0)], now, staleAfter(60), policy, first.streak);
     assert.equal(second.transition, 'up');
-    assert.deepEqual(incidentChanges({ evaluation: second, votes: [vote('eu', true, 0)] }, now), [{ type: 'close', ended_at: iso(ago(60)) }]);
+    assert.deepEqual(incidentChanges({ evaluation: second, votes: [vote('eu', true, 0)] }, now), [
+      { type: 'close', ended_at: iso(ago(60)) },
+    ]);
   });
 });
 
@@ -242,9 +250,25 @@ describe('the evidence an incident keeps', () => {
     const [open] = incidentChanges({ evaluation: e, votes }, now);
     assert.ok(open?.type === 'open');
     assert.deepEqual(open.evidence, [
-      { region: 'ap', ok: false, status_code: null, error: 'connect ECONNREFUSED', total_ms: null, scheduled_at: iso(ago(10)), abstained: true },
+      {
+        region: 'ap',
+        ok: false,
+        status_code: null,
+        error: 'connect ECONNREFUSED',
+        total_ms: null,
+        scheduled_at: iso(ago(10)),
+        abstained: true,
+      },
       { region: 'eu', ok: false, status_code: null, error: 'timeout', total_ms: 10_000, scheduled_at: iso(ago(10)), abstained: false },
-      { region: 'us', ok: false, status_code: 503, error: 'Unexpected status 503', total_ms: 42.5, scheduled_at: iso(ago(10)), abstained: false },
+      {
+        region: 'us',
+        ok: false,
+        status_code: 503,
+        error: 'Unexpected status 503',
+        total_ms: 42.5,
+        scheduled_at: iso(ago(10)),
+        abstained: false,
+      },
     ]);
   });
 });
@@ -275,7 +299,15 @@ const eventRows: EventRow[] = [
       regions: ['eu', 'us'],
       incident_id: incidentId,
       evidence: [
-        { region: 'eu', ok: false, status_code: 503, error: 'Unexpected status 503', total_ms: 12, scheduled_at: iso(ago(10)), abstained: false },
+        {
+          region: 'eu',
+          ok: false,
+          status_code: 503,
+          error: 'Unexpected status 503',
+          total_ms: 12,
+          scheduled_at: iso(ago(10)),
+          abstained: false,
+        },
       ],
     },
     expect: {
@@ -290,7 +322,15 @@ const eventRows: EventRow[] = [
         incident_id: incidentId,
         started_at: iso(ago(10)),
         evidence: [
-          { region: 'eu', ok: false, status_code: 503, error: 'Unexpected status 503', total_ms: 12, scheduled_at: iso(ago(10)), abstained: false },
+          {
+            region: 'eu',
+            ok: false,
+            status_code: 503,
+            error: 'Unexpected status 503',
+            total_ms: 12,
+            scheduled_at: iso(ago(10)),
+            abstained: false,
+          },
         ],
       },
     },

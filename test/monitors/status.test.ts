@@ -57,10 +57,22 @@ describe('monitor status from regional results', () => {
     ['with quorum 3, goes down when 3 of 3 fail', 1, 3, [v('eu', false), v('us', false), v('ap', false)], 2],
     ['with quorum 2 of 3, a degraded failing region does not vote', 1, 2, [out('eu', false), v('us', false), v('ap', true)], 1],
     ['with quorum 2, the two regions left both failing put it down', 1, 2, [out('eu', true), v('us', false), v('ap', false)], 2],
-    ['never asks more failures than regions vote: 1 of 1 left with quorum 2', 1, 2, [out('eu', true), v('us', false, 3600), v('ap', false)], 2],
+    [
+      'never asks more failures than regions vote: 1 of 1 left with quorum 2',
+      1,
+      2,
+      [out('eu', true), v('us', false, 3600), v('ap', false)],
+      2,
+    ],
     ['keeps its status when every fresh region is degraded', 1, null, [out('eu', false), out('us', false)], 1],
     ['a degraded region does not bring a down monitor back up', 2, null, [out('eu', true), v('us', false)], 2],
-    ['majority of the voting regions when no quorum is set: 2 of 3 left', 1, null, [out('eu', true), v('us', false), v('ap', true), v('sa', false)], 2],
+    [
+      'majority of the voting regions when no quorum is set: 2 of 3 left',
+      1,
+      null,
+      [out('eu', true), v('us', false), v('ap', true), v('sa', false)],
+      2,
+    ],
   ];
   for (const [name, current, quorum, votes, status] of quorumRows) {
     it(name, () => {
@@ -105,15 +117,96 @@ describe('confirmation over consecutive rounds', () => {
 
   // [name, policy, start status, per round: [round, failing?], expected status after each]
   const rows: [string, VerdictPolicy, MonitorHealth, [number, boolean][], MonitorHealth[]][] = [
-    ['with 1 and 1, follows every round', policy(1, 1), 1, [[1, true], [2, false], [3, true]], [2, 1, 2]],
-    ['goes down on the third failing round', policy(3, 1), 1, [[1, true], [2, true], [3, true]], [1, 1, 2]],
-    ['a passing round resets the failing count', policy(3, 1), 1, [[1, true], [2, true], [3, false], [4, true], [5, true]], [1, 1, 1, 1, 1]],
-    ['stays down until two passing rounds', policy(1, 2), 2, [[1, false], [2, true], [3, false], [4, false]], [2, 2, 2, 1]],
+    [
+      'with 1 and 1, follows every round',
+      policy(1, 1),
+      1,
+      [
+        [1, true],
+        [2, false],
+        [3, true],
+      ],
+      [2, 1, 2],
+    ],
+    [
+      'goes down on the third failing round',
+      policy(3, 1),
+      1,
+      [
+        [1, true],
+        [2, true],
+        [3, true],
+      ],
+      [1, 1, 2],
+    ],
+    [
+      'a passing round resets the failing count',
+      policy(3, 1),
+      1,
+      [
+        [1, true],
+        [2, true],
+        [3, false],
+        [4, true],
+        [5, true],
+      ],
+      [1, 1, 1, 1, 1],
+    ],
+    [
+      'stays down until two passing rounds',
+      policy(1, 2),
+      2,
+      [
+        [1, false],
+        [2, true],
+        [3, false],
+        [4, false],
+      ],
+      [2, 2, 2, 1],
+    ],
     ['a pending monitor is up at its first passing round', policy(3, 3), 0, [[1, false]], [1]],
-    ['a pending monitor stays pending while failing is not yet confirmed', policy(2, 1), 0, [[1, true], [2, true]], [0, 2]],
-    ['the same round reported twice counts once', policy(2, 1), 1, [[1, true], [1, true], [1, true]], [1, 1, 1]],
-    ['a late result of an older round changes nothing', policy(2, 1), 1, [[2, true], [1, true]], [1, 1]],
-    ['a round revised as its regions report is counted once, as revised', policy(2, 1), 1, [[1, true], [2, false], [2, true]], [1, 1, 2]],
+    [
+      'a pending monitor stays pending while failing is not yet confirmed',
+      policy(2, 1),
+      0,
+      [
+        [1, true],
+        [2, true],
+      ],
+      [0, 2],
+    ],
+    [
+      'the same round reported twice counts once',
+      policy(2, 1),
+      1,
+      [
+        [1, true],
+        [1, true],
+        [1, true],
+      ],
+      [1, 1, 1],
+    ],
+    [
+      'a late result of an older round changes nothing',
+      policy(2, 1),
+      1,
+      [
+        [2, true],
+        [1, true],
+      ],
+      [1, 1],
+    ],
+    [
+      'a round revised as its regions report is counted once, as revised',
+      policy(2, 1),
+      1,
+      [
+        [1, true],
+        [2, false],
+        [2, true],
+      ],
+      [1, 1, 2],
+    ],
   ];
   for (const [name, p, start, rounds, expected] of rows) {
     it(name, () => {

@@ -251,7 +251,10 @@ export async function pruneResults(sql: Sql, cutoff: string, limit: number): Pro
 }
 
 /** What the assigner reads of a monitor. */
-export type AssignableMonitor = Omit<MonitorRecord, 'name' | 'status' | 'last_checked_at' | 'created_at' | 'quorum' | 'confirm_down' | 'confirm_up'>;
+export type AssignableMonitor = Omit<
+  MonitorRecord,
+  'name' | 'status' | 'last_checked_at' | 'created_at' | 'quorum' | 'confirm_down' | 'confirm_up'
+>;
 
 /** Every monitor as the assigner needs it, or the one with this id. */
 export function loadAssignable(db: Db, id?: string) {

@@ -197,7 +197,9 @@ export const IncidentView = z
           abstained: z.boolean().describe('The region was degraded when the incident opened: its result did not vote.'),
         }),
       )
-      .describe('Extension: what each region with a fresh result saw when the incident opened (empty for incidents older than this field).'),
+      .describe(
+        'Extension: what each region with a fresh result saw when the incident opened (empty for incidents older than this field).',
+      ),
   })
   .meta({ id: 'Incident' });
 

@@ -4,7 +4,15 @@ import type { Db, Sql } from '../../platform/db/sql.ts';
 import { recordEvent } from '../../platform/outbox.ts';
 import { applyIncidentChange } from '../incidents/repo.ts';
 import { incidentChanges, incidentEvent, type EventMonitor } from '../incidents/rules.ts';
-import { evaluateMonitor, staleAfter, type Evaluation, type MonitorHealth, type RegionVote, type Streak, type VerdictPolicy } from '../status.ts';
+import {
+  evaluateMonitor,
+  staleAfter,
+  type Evaluation,
+  type MonitorHealth,
+  type RegionVote,
+  type Streak,
+  type VerdictPolicy,
+} from '../status.ts';
 import { columnsOf } from './columns.ts';
 
 /** A monitor that got new rows: one row per region voting for it (one row without a region when none does). */

@@ -54,14 +54,24 @@ export interface RegionJudgement {
 }
 
 /** Why the region should be degraded now, or null; `degraded` says whether it already is (hysteresis). */
-export function degradedReason(o: RegionObservation, now: number, degraded: boolean, t: HealthTuning = defaultTuning): DegradedReason | null {
+export function degradedReason(
+  o: RegionObservation,
+  now: number,
+  degraded: boolean,
+  t: HealthTuning = defaultTuning,
+): DegradedReason | null {
   if (o.agents === 0 && (o.lastSeenAt === null || now - o.lastSeenAt >= t.silentAfterMs)) return 'silent';
   if (o.canaryAgents > 0) return o.canaryAgentsFailing * 2 > o.canaryAgents ? 'canaries' : null;
   if (degraded) return o.disagreeing > o.compared * t.recoverShare ? 'disagreement' : null;
   return o.disagreeing >= t.minDisagreeing && o.disagreeing * 2 > o.compared ? 'disagreement' : null;
 }
 
-export function judgeRegion(prev: RegionRecord | null, o: RegionObservation, now: number, t: HealthTuning = defaultTuning): RegionJudgement {
+export function judgeRegion(
+  prev: RegionRecord | null,
+  o: RegionObservation,
+  now: number,
+  t: HealthTuning = defaultTuning,
+): RegionJudgement {
   const wasDegraded = prev?.state === 'degraded';
   const reason = degradedReason(o, now, wasDegraded, t);
   if (reason === null) {
