@@ -25,7 +25,7 @@ export interface ClusterControlPlane {
  */
 export async function startClusterControlPlane(
   nats: { servers: string; replicas: number; namespace?: string },
-  opts: { roles?: readonly Role[]; env?: Record<string, string> } = {},
+  opts: { roles?: readonly Role[]; env?: Record<string, string>; regionHealthPeriodMs?: number } = {},
 ): Promise<ClusterControlPlane> {
   const db = await createTestDatabase();
   const config = loadConfig({
@@ -40,7 +40,15 @@ export async function startClusterControlPlane(
   let nc: NatsConnection | undefined;
   try {
     nc = await connectNats({ servers: config.NATS_URL!, name: 'uptime-control-plane', log: quietLog });
-    const cp = await startControlPlane({ config, log: quietLog, sql: db.sql, nc, roles: opts.roles ?? allRoles, port: 0 });
+    const cp = await startControlPlane({
+      config,
+      log: quietLog,
+      sql: db.sql,
+      nc,
+      roles: opts.roles ?? allRoles,
+      port: 0,
+      ...(opts.regionHealthPeriodMs !== undefined ? { regionHealthPeriodMs: opts.regionHealthPeriodMs } : {}),
+    });
     const conn = nc;
     return {
       url: cp.url!,

@@ -118,8 +118,8 @@ describe('probe regions: quorum settings and region health', () => {
         events.seen.map((e) => e.kind),
         ['region.degraded', 'region.recovered'],
       );
-      const [{ n }] = await cp.db.sql<{ n: number }[]>`select count(*)::int as n from outbox_events where kind like 'region.%'`;
-      assert.equal(n, 2);
+      const [row] = await cp.db.sql<{ n: number }[]>`select count(*)::int as n from outbox_events where kind like 'region.%'`;
+      assert.equal(row!.n, 2);
     } finally {
       events.stop();
     }
