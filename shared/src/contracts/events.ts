@@ -9,6 +9,8 @@ export const eventKinds = [
   'heartbeat.late',
   'heartbeat.started',
   'trigger.fired',
+  'maintenance.started',
+  'maintenance.ended',
 ] as const;
 export const EventKind = z.enum(eventKinds);
 
@@ -28,12 +30,13 @@ export const DomainEvent = z.object({
   occurred_at: z.iso.datetime(),
   project_id: z.uuid(),
   subject: z.object({
-    type: z.enum(['monitor', 'heartbeat', 'trigger']),
+    type: z.enum(['monitor', 'heartbeat', 'trigger', 'maintenance_window']),
     id: z.uuid(),
     name: z.string(),
   }),
   /**
-   * Kind-specific details: for monitors url, regions, cause, incident_id, duration_seconds.
+   * Kind-specific details: for monitors url, regions, cause, incident_id, duration_seconds; for
+   * maintenance windows starts_at, ends_at, whole_project, monitor_ids, heartbeat_ids.
    * Capped in depth: the consumer stores it and hands it to integrations, and a deeper one would
    * fail there on every redelivery instead of being terminated here.
    */
