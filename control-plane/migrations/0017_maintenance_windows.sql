@@ -31,6 +31,15 @@ create index maintenance_windows_project_idx on maintenance_windows (project_id,
 -- The one timer of the boundary worker is armed for the earliest of these.
 create index maintenance_windows_boundary_idx on maintenance_windows (next_boundary_at) where next_boundary_at is not null;
 
+-- A window written (by any process) wakes the boundary workers, which look at it at once.
+create function wake_maintenance_boundaries() returns trigger language plpgsql as $$
+begin
+  perform pg_notify('maintenance_changed', '');
+  return null;
+end $$;
+create trigger maintenance_windows_changed after insert or update of next_boundary_at on maintenance_windows
+  for each statement execute function wake_maintenance_boundaries();
+
 -- The time windows actually covered, as recorded by the boundary worker: what uptime leaves out.
 -- The scope is copied, so editing or deleting a window later does not rewrite past uptime.
 create table maintenance_occurrences (
