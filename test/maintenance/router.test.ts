@@ -204,6 +204,20 @@ describe('alerts in maintenance windows', () => {
     await until(down.id, 'released');
   });
 
+  it('sends a held down soon after its window is cut short, not at the old end', async () => {
+    clock = Date.now();
+    const hb = await heartbeat('mailer');
+    const w = await window({ starts_at: at(-60_000), ends_at: at(3_600_000), heartbeat_ids: [hb.id] });
+    await setHeartbeatStatus(hb.id, 'down');
+    const down = await alert('heartbeat.down', hb, at(1_000));
+    await settle();
+    assert.equal(await heldStatus(down.id), 'held');
+    assert.equal((await api('PATCH', `/maintenance-windows/${w}`, { ends_at: at(5_000) })).status, 200);
+    clock += 6_000;
+    await until(down.id, 'released');
+    assert.equal(await deliveries(down.id), 1);
+  });
+
   it('releases each held alert once with two routers at it together', async () => {
     clock = Date.now();
     const beats = await Promise.all(Array.from({ length: 40 }, (_, i) => heartbeat(`job ${i}`)));

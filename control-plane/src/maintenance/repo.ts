@@ -161,3 +161,12 @@ export async function closeOccurrence(tx: Db, windowId: string, at: Date): Promi
     select starts_at from maintenance_occurrences where window_id = ${windowId} and ends_at = ${at} order by starts_at desc limit 1`;
   return row ? instant(row.starts_at) : null;
 }
+
+/**
+ * After a project's windows change, its held alerts are looked at again now: the router
+ * postpones those still covered and releases (or drops) the others, instead of waiting for an
+ * end that may no longer be one.
+ */
+export async function reviewHeldAlerts(db: Db, projectId: string, now: Date): Promise<void> {
+  await db`update held_alerts set release_at = ${now} where project_id = ${projectId} and status = 'held' and release_at > ${now}`;
+}

@@ -154,6 +154,7 @@ export async function updateWindow(
     };
     await checkDefinition(tx, current.project_id, write);
     await repo.updateWindow(tx, id, write, ctx.now());
+    await repo.reviewHeldAlerts(tx, current.project_id, ctx.now());
   });
   return getWindow(ctx, p, id);
 }
@@ -170,6 +171,7 @@ export async function deleteWindow(ctx: MaintenanceContext, p: Principal, id: st
       out.push(await recordEvent(tx, boundaryEvent(w, 'maintenance.ended', now, started, now)));
     }
     await repo.deleteWindow(tx, w.id);
+    await repo.reviewHeldAlerts(tx, w.project_id, now);
     return out;
   });
   if (events.length > 0 && ctx.outbox) await ctx.outbox.publish(events);
