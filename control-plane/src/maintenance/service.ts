@@ -233,6 +233,7 @@ export interface Announcement {
   in_progress: boolean;
   /** null: the whole project. */
   monitor_ids: string[] | null;
+  heartbeat_ids: string[] | null;
 }
 
 export async function announcements(ctx: ApiContext, projectId: string): Promise<Announcement[]> {
@@ -242,7 +243,6 @@ export async function announcements(ctx: ApiContext, projectId: string): Promise
     const schedule = scheduleOf(w);
     const run = currentOrNextRun(schedule, now);
     if (!run || run.start > now + ANNOUNCE_DAYS * 86_400_000) continue;
-    if (!w.whole_project && w.monitor_ids.length === 0) continue;
     out.push({
       name: w.name,
       description: w.description,
@@ -250,6 +250,7 @@ export async function announcements(ctx: ApiContext, projectId: string): Promise
       ends_at: iso(run.end),
       in_progress: run.start <= now,
       monitor_ids: w.whole_project ? null : w.monitor_ids,
+      heartbeat_ids: w.whole_project ? null : w.heartbeat_ids,
     });
   }
   return out.sort((a, b) => a.starts_at.localeCompare(b.starts_at));
