@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
-const domains = ['accounts', 'projects', 'monitors', 'heartbeats', 'notifications', 'triggers', 'status-pages'];
+const domains = ['accounts', 'projects', 'monitors', 'heartbeats', 'notifications', 'triggers', 'status-pages', 'maintenance'];
 const frontEnds = ['web', 'mcp'];
 const roots = ['runtime', 'cli'];
 const any = (names) => `(^|/)(${names.join('|')})/`;

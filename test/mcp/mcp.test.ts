@@ -76,8 +76,19 @@ describe('the MCP endpoint', () => {
       'list_heartbeats',
       'get_heartbeat',
       'list_triggers',
+      'list_maintenance_windows',
     ];
-    const writes = ['create_monitor', 'update_monitor', 'pause_monitor', 'resume_monitor', 'create_heartbeat', 'fire_trigger'];
+    const writes = [
+      'create_monitor',
+      'update_monitor',
+      'pause_monitor',
+      'resume_monitor',
+      'create_heartbeat',
+      'fire_trigger',
+      'create_maintenance_window',
+      'update_maintenance_window',
+      'delete_maintenance_window',
+    ];
     assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes].sort());
     for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);
     for (const name of writes) assert.equal(byName.get(name)!.annotations?.readOnlyHint, false, name);

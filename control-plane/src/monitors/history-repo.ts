@@ -265,15 +265,18 @@ export async function uptimeWindows(
   const ts = now.toISOString();
   const rows = await sql<{ monitor_id: string; days: number; down: number; span: number }[]>`
     select m.id as monitor_id, d.days,
-      extract(epoch from (${ts}::timestamptz - w.since))::float8 as span,
-      coalesce((select sum(extract(epoch from (least(coalesce(i.ended_at, ${ts}::timestamptz), ${ts}::timestamptz) - greatest(i.started_at, w.since))))
-                from (select started_at, ended_at from incidents where monitor_id = m.id and started_at > w.since
-                      union all
-                      (select started_at, ended_at from incidents where monitor_id = m.id and started_at <= w.since order by started_at desc limit 1)) i
-                where coalesce(i.ended_at, ${ts}::timestamptz) > w.since), 0)::float8 as down
+      (extract(epoch from (${ts}::timestamptz - w.since)) - multirange_seconds(mw.ranges))::float8 as span,
+      -- Time inside maintenance windows counts neither as down nor as time watched (ADR 0029).
+      coalesce((select sum(multirange_seconds(tstzmultirange(tstzrange(i.lo, greatest(i.lo, i.hi))) - mw.ranges))
+                from (select greatest(started_at, w.since) as lo, least(coalesce(ended_at, ${ts}::timestamptz), ${ts}::timestamptz) as hi
+                      from (select started_at, ended_at from incidents where monitor_id = m.id and started_at > w.since
+                            union all
+                            (select started_at, ended_at from incidents where monitor_id = m.id and started_at <= w.since order by started_at desc limit 1)) x
+                      where coalesce(x.ended_at, ${ts}::timestamptz) > w.since) i), 0)::float8 as down
     from monitors m
     cross join unnest(array[1, 7, 30]) as d(days)
     cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - make_interval(days => d.days)) as since) w
+    cross join lateral (select maintenance_ranges(m.project_id, m.id, w.since, ${ts}::timestamptz) as ranges) mw
     where m.id = any(${arrayLiteral(monitorIds)}::uuid[]) and m.project_id = ${projectId}`;
   for (const r of rows) {
     const windows = out.get(r.monitor_id) ?? { day: 100, week: 100, month: 100 };

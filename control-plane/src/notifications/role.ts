@@ -63,7 +63,7 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
     pollMs,
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
-  const router = startRouter({ sql: opts.sql, log: opts.log, pollMs });
+  const router = startRouter({ sql: opts.sql, log: opts.log, pollMs, now });
   log.info('notify started');
 
   return {

@@ -2,7 +2,7 @@ import { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { listenForWork } from '../platform/db/wakeup.ts';
-import { deliveriesForEvents } from './deliveries.ts';
+import { releaseHeld, routeAlerts } from './hold.ts';
 import { claimAlerts, markNotified } from './repo.ts';
 
 /** Alert events routed in one transaction at most. */
@@ -11,6 +11,9 @@ const MAX_BATCH = 100;
 /** How long an event whose routing failed is left alone before it is tried again. */
 const RETRY_AFTER_MS = 5_000;
 
+/** How long an up waits while its down is still being decided elsewhere. */
+const DEFER_MS = 500;
+
 export interface RouterStats {
   /** Transactions that routed events. */
   batches: number;
@@ -18,6 +21,12 @@ export interface RouterStats {
   deliveries: number;
   /** Outbox rows that are not events, marked and left without deliveries. */
   invalid: number;
+  /** Downs held by a maintenance window; ups dropped with their unsent down; held downs released at the window's end. */
+  held: number;
+  dropped: number;
+  released: number;
+  /** Ups left for a moment because their down was still being decided by another router. */
+  deferred: number;
 }
 
 export interface Router {
@@ -34,9 +43,17 @@ export interface Router {
  * nothing between the change and its deliveries can be lost, whichever process dies when.
  * Routers in several processes share the backlog (claimAlerts skips rows another one holds).
  */
-export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number }): Router {
+export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?: () => Date }): Router {
   const log = opts.log.child({ component: 'notify-router' });
-  const counters: RouterStats = { batches: 0, events: 0, deliveries: 0, invalid: 0 };
+  const clockNow = opts.now ?? (() => new Date());
+  const counters: RouterStats = { batches: 0, events: 0, deliveries: 0, invalid: 0, held: 0, dropped: 0, released: 0, deferred: 0 };
+  const count = (r: { held: number; dropped: number; deferred: string[] }) => {
+    counters.held += r.held;
+    counters.dropped += r.dropped;
+    counters.deferred += r.deferred.length;
+    // Left for a moment: an earlier alert of the same subject is being decided by another router.
+    for (const id of r.deferred) failing.set(id, Date.now() + DEFER_MS);
+  };
   // Events whose routing failed, by id, with when they may be tried again.
   const failing = new Map<string, number>();
 
@@ -56,18 +73,32 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number }): Ro
         await markNotified(tx, unreadable);
         counters.invalid += unreadable.length;
       }
-      const deliveries = await deliveriesForEvents(tx, events);
-      return { rows: rows.length, events, deliveries };
+      const routed = await routeAlerts(tx, events);
+      return { rows: rows.length, events, routed };
     });
 
   const routeOne = async (event: DomainEvent) => {
     try {
-      const deliveries = await opts.sql.begin((tx) => deliveriesForEvents(tx, [event]));
+      const routed = await opts.sql.begin((tx) => routeAlerts(tx, [event]));
+      count(routed);
       counters.events++;
-      counters.deliveries += deliveries;
+      counters.deliveries += routed.deliveries;
     } catch (err) {
       log.error({ err, eventId: event.id }, 'event not routed; trying again later');
       failing.set(event.id, Date.now() + RETRY_AFTER_MS);
+    }
+  };
+
+  // Held alerts whose maintenance has ended (ADR 0029), judged by the clock every rule reads.
+  const releaseNow = async (): Promise<number> => {
+    let released = 0;
+    for (;;) {
+      const r = await opts.sql.begin((tx) => releaseHeld(tx, clockNow(), MAX_BATCH));
+      counters.released += r.released;
+      counters.deliveries += r.deliveries;
+      released += r.released;
+      if (r.released > 0) log.info({ released: r.released, deliveries: r.deliveries }, 'held alerts released after maintenance');
+      if (r.rows < MAX_BATCH) return released;
     }
   };
 
@@ -89,15 +120,19 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number }): Ro
           const parsed = DomainEvent.safeParse(row.payload);
           if (parsed.success) await routeOne(parsed.data);
         }
-        if (rows.length < MAX_BATCH) return routed;
+        if (rows.length < MAX_BATCH) return routed + (await releaseNow());
         continue;
       }
       if (batch.rows > 0) counters.batches++;
-      counters.events += batch.events.length;
-      counters.deliveries += batch.deliveries;
-      routed += batch.events.length;
-      if (batch.deliveries > 0) log.info({ events: batch.events.length, deliveries: batch.deliveries }, 'events routed');
-      if (batch.rows < MAX_BATCH) return routed;
+      count(batch.routed);
+      const settled = batch.events.length - batch.routed.deferred.length;
+      counters.events += settled;
+      counters.deliveries += batch.routed.deliveries;
+      routed += settled;
+      if (batch.routed.deliveries > 0 || batch.routed.held > 0) {
+        log.info({ events: settled, deliveries: batch.routed.deliveries, held: batch.routed.held }, 'events routed');
+      }
+      if (batch.rows < MAX_BATCH) return routed + (await releaseNow());
     }
   };
 

@@ -23,6 +23,7 @@ import { installNulGuard } from '../platform/http/nul-guard.ts';
 import { registerOpenApi } from '../platform/http/openapi.ts';
 import { markBearerRoutes, recordRoutes } from '../platform/http/route-table.ts';
 import { validatorCompiler } from '../platform/http/validation.ts';
+import { maintenanceRoutes } from '../maintenance/routes.ts';
 import { regionRoutes } from '../monitors/regions/routes.ts';
 import { monitorRoutes } from '../monitors/routes.ts';
 import { registerMcp } from '../mcp/index.ts';
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     regionRoutes(api, ctx);
     integrationRoutes(api, ctx);
     triggerRoutes(api, ctx);
+    maintenanceRoutes(api, { ...ctx, outbox });
   });
   await registerWeb(app, { ...ctx, outbox });
   await registerMcp(app, { ...ctx, outbox });

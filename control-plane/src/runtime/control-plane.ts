@@ -17,6 +17,7 @@ import { ingestLag, startIngest } from '../monitors/ingest/consumer.ts';
 import { createMetrics, metricsOnOwnPort, type Metrics } from '../../../shared/src/metrics.ts';
 import { startRetention } from './retention.ts';
 import { startNotifyRole, type NotifyTuning } from '../notifications/role.ts';
+import { startBoundaryWorker } from '../maintenance/boundaries.ts';
 import { startOpsServer } from './ops.ts';
 
 export interface ControlPlaneOptions {
@@ -140,6 +141,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
     if (opts.roles.includes('notify')) {
       const notify = await startNotifyRole({ sql: opts.sql, log, config, keys, metrics, now, ...opts.notify });
       stops.push(notify.stop);
+      // Maintenance windows start and end beside the router that holds and releases their alerts.
+      const boundaries = startBoundaryWorker({ sql: opts.sql, log, clock, ...(outbox ? { outbox } : {}) });
+      stops.push(boundaries.stop);
     }
 
     if (opts.roles.includes('api')) {

@@ -11,6 +11,8 @@ export const eventKinds = [
   'trigger.fired',
   'region.degraded',
   'region.recovered',
+  'maintenance.started',
+  'maintenance.ended',
 ] as const;
 export const EventKind = z.enum(eventKinds);
 
@@ -30,12 +32,13 @@ export const DomainEvent = z.object({
   occurred_at: z.iso.datetime(),
   project_id: z.uuid(),
   subject: z.object({
-    type: z.enum(['monitor', 'heartbeat', 'trigger', 'region']),
+    type: z.enum(['monitor', 'heartbeat', 'trigger', 'region', 'maintenance_window']),
     id: z.uuid(),
     name: z.string(),
   }),
   /**
-   * Kind-specific details: for monitors url, regions, cause, incident_id, duration_seconds.
+   * Kind-specific details: for monitors url, regions, cause, incident_id, duration_seconds; for
+   * maintenance windows starts_at, ends_at, whole_project, monitor_ids, heartbeat_ids.
    * Capped in depth: the consumer stores it and hands it to integrations, and a deeper one would
    * fail there on every redelivery instead of being terminated here.
    */

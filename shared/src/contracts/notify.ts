@@ -15,7 +15,7 @@ export const Notification = z.object({
   occurred_at: z.iso.datetime(),
   project: z.object({ id: z.uuid(), name: z.string() }),
   subject: z.object({
-    type: z.enum(['monitor', 'heartbeat', 'trigger', 'integration', 'region']),
+    type: z.enum(['monitor', 'heartbeat', 'trigger', 'integration', 'region', 'maintenance_window']),
     id: z.uuid(),
     name: z.string(),
   }),

@@ -52,6 +52,12 @@ export const operationIds: Readonly<Record<string, string>> = {
   'POST /triggers/{id}/token': 'rotateTriggerToken',
   'GET /triggers/{id}/events': 'listTriggerEvents',
 
+  'GET /maintenance-windows': 'listMaintenanceWindows',
+  'POST /maintenance-windows': 'createMaintenanceWindow',
+  'GET /maintenance-windows/{id}': 'getMaintenanceWindow',
+  'PATCH /maintenance-windows/{id}': 'updateMaintenanceWindow',
+  'DELETE /maintenance-windows/{id}': 'deleteMaintenanceWindow',
+
   'POST /api/notify/{id}': 'fireTrigger',
   'GET /api/notify/{id}': 'fireTriggerWithGet',
 };
@@ -68,6 +74,11 @@ export const tags = [
   { name: 'Heartbeats', description: 'Recurring jobs that report to a ping URL, with the pings received.' },
   { name: 'Integrations', description: 'Where notifications go (webhook, Slack, email...), with their delivery log.' },
   { name: 'Triggers', description: 'Notification triggers: inbound addresses that send a message through integrations.' },
+  {
+    name: 'Maintenance windows',
+    description:
+      'One-off or recurring (cron, duration, time zone) windows covering monitors, heartbeats or a whole project: checks go on, alerts are held, uptime leaves the time out.',
+  },
   {
     name: 'Notify URL',
     description:

@@ -19,6 +19,7 @@ import { html, raw, type Html } from '../html.ts';
 import { publicPage } from '../layout.ts';
 import { projectPrincipal } from '../public-principal.ts';
 import { findStatusPage } from '../../status-pages/service.ts';
+import { announcements, type Announcement } from '../../maintenance/service.ts';
 import { urls } from '../urls.ts';
 
 const DAYS = 90;
@@ -61,6 +62,34 @@ function incidents(list: readonly OpenIncident[], now: Date): Html {
   </div>`;
 }
 
+const utc = (iso: string) => timeTag(iso, iso.slice(0, 16).replace('T', ' ') + ' UTC');
+
+/** Maintenance running now or starting within the week, with what it covers (by name). */
+function maintenance(list: readonly Announcement[], names: ReadonlyMap<string, string>): Html {
+  if (list.length === 0) return html``;
+  const covered = (a: Announcement) =>
+    a.monitor_ids === null
+      ? 'All services'
+      : [...a.monitor_ids, ...(a.heartbeat_ids ?? [])]
+          .map((id) => names.get(id))
+          .filter(Boolean)
+          .join(', ');
+  return html`<div class="card" data-testid="maintenance">
+    <div class="card-head"><h2>Scheduled maintenance</h2></div>
+    ${list.map(
+      (a) =>
+        html`<div class="component">
+          <div class="component-head">
+            <strong>${a.name}</strong
+            ><span class="pill ${a.in_progress ? 'late' : 'paused'}">${a.in_progress ? 'In progress' : 'Scheduled'}</span>
+          </div>
+          <div class="muted">${utc(a.starts_at)} to ${utc(a.ends_at)} · ${covered(a)}</div>
+          ${a.description ? html`<div>${a.description}</div>` : ''}
+        </div>`,
+    )}
+  </div>`;
+}
+
 /**
  * The public, read-only status page of a project: no URLs, settings or error texts, only names,
  * states, daily uptime and when incidents were, with the kind of their cause (never its text).
@@ -73,17 +102,19 @@ export function statusPageRoutes(app: App, deps: WebDeps): void {
     if (!page) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
     const principal = projectPrincipal(page.project_id);
     const now = ctx.now();
-    const [ms, hs, open] = await Promise.all([
+    const [ms, hs, open, windows] = await Promise.all([
       monitors.listMonitors(ctx, principal, page.project_id, { page: 1, per_page: 100 }),
       heartbeats.listHeartbeats(ctx, principal, page.project_id, { page: 1, per_page: 100 }),
       projectOpenIncidents(ctx, principal, page.project_id),
+      announcements(ctx, page.project_id),
     ]);
+    const names = new Map<string, string>([...ms.items, ...hs.items].map((x) => [x.id, x.name]));
     const ids = ms.items.map((m) => m.id);
     const [uptime, past] = await Promise.all([
       projectDailyUptime(ctx, principal, page.project_id, ids, DAYS),
       projectRecentIncidents(ctx, principal, page.project_id, ids, DAYS),
     ]);
-    const body = html`${overall(ms.items, hs.items)} ${incidents(open, now)}
+    const body = html`${overall(ms.items, hs.items)} ${maintenance(windows, names)} ${incidents(open, now)}
       ${
         ms.items.length > 0
           ? html`<div class="card">

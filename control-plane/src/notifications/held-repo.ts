@@ -1,0 +1,103 @@
+import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import { arrayLiteral, type Db } from '../platform/db/sql.ts';
+
+/** An alert held because it occurred inside a maintenance window (migration 0017). */
+export interface HeldAlert {
+  event_id: string;
+  project_id: string;
+  subject_type: string;
+  subject_id: string;
+  payload: unknown;
+  occurred_at: string;
+  release_at: string;
+}
+
+export async function insertHeld(tx: Db, e: DomainEvent, releaseAt: Date): Promise<void> {
+  await tx`
+    insert into held_alerts (event_id, project_id, subject_type, subject_id, kind, payload, occurred_at, release_at)
+    values (${e.id}, ${e.project_id}, ${e.subject.type}, ${e.subject.id}, ${e.kind}, ${tx.json(e as never)}, ${e.occurred_at}, ${releaseAt})
+    on conflict (event_id) do nothing`;
+}
+
+/** The projects among these with a down still unsent (held, or dropped and waiting for its up). */
+export async function projectsWithUnsentDowns(db: Db, projectIds: readonly string[]): Promise<Set<string>> {
+  if (projectIds.length === 0) return new Set();
+  const rows = await db<{ project_id: string }[]>`
+    select distinct project_id from held_alerts
+    where status in ('held', 'dropped') and project_id = any(${arrayLiteral(projectIds)}::uuid[])`;
+  return new Set(rows.map((r) => r.project_id));
+}
+
+/** The subject's downs that were never sent (held, or dropped at the window's end), which its next up settles. */
+export async function unsentDowns(tx: Db, subjectId: string): Promise<string[]> {
+  const rows = await tx<{ event_id: string }[]>`
+    select event_id from held_alerts where subject_id = ${subjectId} and status in ('held', 'dropped') for update`;
+  return rows.map((r) => r.event_id);
+}
+
+/** These downs recovered without being sent: their up is dropped with them. */
+export async function markRecovered(tx: Db, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await tx`
+    update held_alerts set status = 'recovered', decided_at = now()
+    where event_id = any(${arrayLiteral(eventIds)}::uuid[]) and status in ('held', 'dropped')`;
+}
+
+/**
+ * Whether an alert of the same subject recorded before this event still waits for a router (one
+ * another router holds right now, say): an up is decided only once its down has been.
+ */
+export async function earlierAlertWaiting(tx: Db, e: DomainEvent, batch: readonly string[]): Promise<boolean> {
+  const [row] = await tx<{ waiting: boolean }[]>`
+    select exists (
+      select 1 from outbox_events o
+      where o.notified_at is null and o.payload #>> '{subject,id}' = ${e.subject.id}
+        and o.id <> all(${arrayLiteral(batch)}::uuid[])
+        and o.created_at < (select created_at from outbox_events where id = ${e.id})
+    ) as waiting`;
+  return row!.waiting;
+}
+
+/** Takes held alerts whose release time has come, for this transaction; rows another router holds are skipped. */
+export async function claimDueHeld(tx: Db, now: Date, limit: number): Promise<HeldAlert[]> {
+  return tx<HeldAlert[]>`
+    select event_id, project_id, subject_type, subject_id::text, payload, occurred_at, release_at from held_alerts
+    where status = 'held' and release_at <= ${now}
+    order by release_at
+    limit ${limit}
+    for update skip locked`;
+}
+
+/**
+ * Whether the subject of a held down is still down: the monitor's incident is still open, or the
+ * heartbeat is down and has not come up since the down occurred.
+ */
+export async function stillDown(tx: Db, h: HeldAlert): Promise<boolean> {
+  const data = ((h.payload as DomainEvent).data ?? {}) as Record<string, unknown>;
+  if (h.subject_type === 'monitor') {
+    const incident = typeof data.incident_id === 'string' ? data.incident_id : null;
+    const [row] = incident
+      ? await tx<{ down: boolean }[]>`select exists (select 1 from incidents where id = ${incident} and ended_at is null) as down`
+      : await tx<{ down: boolean }[]>`select exists (select 1 from monitors where id = ${h.subject_id} and status = 2 and active) as down`;
+    return row!.down;
+  }
+  const [row] = await tx<{ down: boolean }[]>`
+    select exists (select 1 from heartbeats where id = ${h.subject_id} and status = 'down')
+      and not exists (
+        select 1 from outbox_events
+        where kind = 'heartbeat.up' and payload #>> '{subject,id}' = ${h.subject_id}
+          and (payload ->> 'occurred_at')::timestamptz > ${h.occurred_at}::timestamptz
+      ) as down`;
+  return row!.down;
+}
+
+/** Settles a held row (conditional: only one router ever settles it). Whether this call did. */
+export async function settleHeld(tx: Db, eventId: string, status: 'released' | 'dropped'): Promise<boolean> {
+  const rows =
+    await tx`update held_alerts set status = ${status}, decided_at = now() where event_id = ${eventId} and status = 'held' returning 1`;
+  return rows.length > 0;
+}
+
+export async function postponeHeld(tx: Db, eventId: string, until: Date): Promise<void> {
+  await tx`update held_alerts set release_at = ${until} where event_id = ${eventId} and status = 'held'`;
+}
