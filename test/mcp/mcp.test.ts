@@ -103,7 +103,8 @@ describe('the MCP endpoint', () => {
     assert.deepEqual(create.properties._method.enum, ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
     assert.equal(create.properties.valid_http_codes.items.minimum, 100);
     assert.equal(create.properties.confirm_down.maximum, 10);
-    assert.equal(create.properties.quorum.minimum, 1);
+    const quorum = create.properties.quorum;
+    assert.equal((quorum.anyOf ?? [quorum]).find((s: { type?: string }) => s.type !== 'null').minimum, 1);
     const heartbeat = byName.get('create_heartbeat')!.inputSchema as any;
     assert.equal(heartbeat.properties.grace_period.minimum, 60);
     assert.equal(heartbeat.properties.grace_period.maximum, 86400);

@@ -8,6 +8,7 @@ import { startTestControlPlane, type TestControlPlane } from '../harness/control
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { startTarget, type Target } from '../harness/http.ts';
 import { agentConfig, runAgent } from '../probe-agent/agent-helpers.ts';
+import { webClient } from '../web/client.ts';
 
 /** Region events, in the order published, and a wait for the next one of a kind. */
 function watchRegionEvents(cp: TestControlPlane) {
@@ -108,6 +109,11 @@ describe('probe regions: quorum settings and region health', () => {
       assert.equal(down.data.canary_agents_failing, 1);
       const listed = (await api('GET', '/regions')).body.data.find((r: { region: string }) => r.region === 'edge');
       assert.deepEqual([listed.state, listed.reason, listed.agents], ['degraded', 'canaries', 1]);
+      // The dashboard says so above the monitors' statuses.
+      const web = webClient(cp.url);
+      await web.signIn(ada.email, ada.password);
+      const page = await web.get('/app/monitors');
+      assert.match(page.text, /Probe region <strong>edge<\/strong> is degraded[^<]*:\s+its probe agents cannot reach their canaries/);
 
       const recovered = events.next('region.recovered');
       canary.heal('127.0.0.2');

@@ -56,7 +56,27 @@ function incidentsTable(items: Incidents, now: Date): Html {
             ${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}
           </td>
           <td>${i.cause || html`<span class="faint">–</span>`}</td>
-          <td class="hide-sm">${i.regions.map((r) => html`<span class="tag">${r}</span> `)}</td>
+          <td class="hide-sm">
+            ${i.regions.map((r) => html`<span class="tag">${r}</span> `)}
+            ${
+              i.evidence.length > 0
+                ? html`<details class="evidence">
+                    <summary>What each region saw</summary>
+                    <ul>
+                      ${i.evidence.map(
+                        (e) =>
+                          html`<li data-testid="evidence">
+                            <strong>${e.region}</strong>:
+                            ${e.ok ? 'passed' : e.error || 'failed'}${e.status_code === null ? '' : ` (HTTP ${e.status_code})`}${
+                              e.total_ms === null ? '' : ` in ${formatMs(e.total_ms)}`
+                            }${e.abstained ? html` <span class="faint">abstained: region degraded</span>` : ''}
+                          </li>`,
+                      )}
+                    </ul>
+                  </details>`
+                : ''
+            }
+          </td>
         </tr>`,
     ),
     { empty: 'No incidents. May it stay that way.' },
@@ -126,6 +146,12 @@ function details(m: Monitor): Html {
         <dd>${m.timeout} s</dd>
         <dt>Regions</dt>
         <dd>${m.regions ? m.regions.join(', ') : 'every region with a live agent'}</dd>
+        <dt>Down when</dt>
+        <dd data-testid="verdict-policy">
+          ${m.quorum === null ? 'a majority of the regions voting' : `${m.quorum} region${m.quorum === 1 ? '' : 's'}`}
+          fail${m.confirm_down > 1 ? ` for ${m.confirm_down} rounds in a row` : ''}; up again after ${m.confirm_up} passing
+          round${m.confirm_up === 1 ? '' : 's'}
+        </dd>
         <dt>Tags</dt>
         <dd>
           ${m.tags.length > 0 ? m.tags.map((t) => html`<a class="tag" href="${urls.monitors}?tag=${encodeURIComponent(t)}">${t}</a> `) : 'none'}

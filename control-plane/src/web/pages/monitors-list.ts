@@ -2,7 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
 import { queryInt } from '../../platform/http/params.ts';
 import { MonitorListQuery, monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
+import type { RegionView } from '../../monitors/regions/schemas.ts';
+import { listRegions } from '../../monitors/regions/service.ts';
 import * as monitors from '../../monitors/service.ts';
+import { relativeTime } from '../../platform/http/time.ts';
 import { projectSparklines, projectUptimeWindows, type SparkPoint, type UptimeWindows } from '../../monitors/history.ts';
 import { checkBars } from '../bars.ts';
 import { emptyState, formatMs, formatUptime, monitorPill } from '../components.ts';
@@ -97,6 +100,27 @@ interface Listed {
   total: number;
   slots: Map<string, SparkPoint[]>;
   uptime: Map<string, UptimeWindows>;
+  regions: readonly RegionView[];
+  now: Date;
+}
+
+const reasons = {
+  silent: 'no probe agent is connected',
+  canaries: 'its probe agents cannot reach their canaries',
+  disagreement: 'most of its checks fail while the other regions see the same sites up',
+} as const;
+
+/** Degraded probe regions: their results are kept but do not vote, so say so where the statuses are. */
+function regionNotices(regions: readonly RegionView[], now: Date): Html {
+  return html`${regions
+    .filter((r) => r.state === 'degraded')
+    .map(
+      (r) =>
+        html`<div class="flash error" role="status" data-testid="region-degraded">
+          Probe region <strong>${r.region}</strong> is degraded since ${relativeTime(new Date(r.since), now)}:
+          ${reasons[r.reason ?? 'silent']}. Its results are kept but do not put monitors down or up.
+        </div>`,
+    )}`;
 }
 
 function live(l: Listed, s: Search, page: number): Html {
@@ -107,7 +131,8 @@ function live(l: Listed, s: Search, page: number): Html {
       <div class="label">${label}</div>
       <div class="value${cls ? ` ${cls}` : ''}">${value}</div>
     </div>`;
-  return html`<div class="stats">
+  return html`${regionNotices(l.regions, l.now)}
+    <div class="stats">
       ${stat('Up', c.up, 'up')} ${stat('Down', c.down, c.down ? 'down' : '')} ${stat('Paused', c.paused)} ${stat('Pending', c.pending)}
     </div>
     <div class="card">
@@ -171,11 +196,12 @@ export function monitorListRoutes(app: App, deps: WebDeps): void {
     const s = searchOf(req);
     const { items, total } = await monitors.searchMonitors(ctx, principal, projectId, s, { page, per_page: PER_PAGE });
     const ids = items.map((m) => m.id);
-    const [slots, uptime] = await Promise.all([
+    const [slots, uptime, regions] = await Promise.all([
       projectSparklines(ctx, principal, projectId, ids),
       projectUptimeWindows(ctx, principal, projectId, ids),
+      listRegions(ctx),
     ]);
-    const body = live({ items, total, slots, uptime }, s, page);
+    const body = live({ items, total, slots, uptime, regions, now: ctx.now() }, s, page);
     if (queryText(req, 'fragment')) return sendHtml(reply, body);
     const filtered = Boolean(s.status || s.name || s.tag);
     const all = filtered ? (await monitors.listMonitors(ctx, principal, projectId, { page: 1, per_page: 1 })).total : total;
