@@ -43,7 +43,26 @@ const fixtures: Record<string, Fixture> = {
     create: async (api, projectId) => (await api('POST', '/triggers', fixtures.triggers!.body(projectId))).body.data.id,
     body: (projectId) => ({ name: 't', project_id: projectId, default_message: 'hello' }),
   },
+  'maintenance-windows': {
+    create: async (api, projectId) =>
+      (await api('POST', '/maintenance-windows', fixtures['maintenance-windows']!.body(projectId))).body.data.id,
+    body: (projectId) => ({
+      name: 'w',
+      project_id: projectId,
+      starts_at: '2030-01-01T00:00:00Z',
+      ends_at: '2030-01-01T02:00:00Z',
+      whole_project: true,
+    }),
+  },
+  // The deployment's probe regions: read by every signed-in caller, no project's data.
+  regions: {
+    create: async () => 'unused',
+    body: () => ({}),
+  },
 };
+
+/** Collections that belong to no project: no project_id to refuse. */
+const deploymentWide = new Set(['/organizations', '/projects', '/regions']);
 
 describe('tenant isolation matrix', () => {
   let cp: TestControlPlane;
@@ -114,7 +133,7 @@ describe('tenant isolation matrix', () => {
 
   it("answers another tenant 403 on every collection route given the owner's project", async () => {
     const evil = apiClient(cp.url, other.token);
-    for (const r of routes.filter((r) => !r.url.includes(':id') && r.url !== '/organizations' && r.url !== '/projects')) {
+    for (const r of routes.filter((r) => !r.url.includes(':id') && !deploymentWide.has(r.url))) {
       const res =
         r.method === 'GET' ? await evil('GET', `${r.url}?project_id=${owner.project_id}`) : await evil(r.method, r.url, bodyOf(r));
       assert.equal(res.status, 403, `${r.method} ${r.url}: ${JSON.stringify(res.body)}`);

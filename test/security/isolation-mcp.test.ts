@@ -22,6 +22,7 @@ interface Ids {
   monitor: string;
   heartbeat: string;
   trigger: string;
+  window: string;
 }
 
 /** Arguments naming the owner's things, per tool; `lists` tools answer with the caller's own data. */
@@ -44,6 +45,20 @@ const toolCalls: Record<
   create_heartbeat: { args: (ids) => ({ project_id: ids.project, name: 'intruder' }), refused: 403 },
   list_triggers: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   fire_trigger: { args: (ids) => ({ id: ids.trigger }), refused: 404 },
+  list_regions: { args: () => ({}), lists: true },
+  list_maintenance_windows: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
+  create_maintenance_window: {
+    args: (ids) => ({
+      project_id: ids.project,
+      name: 'intruder',
+      starts_at: '2030-01-01T00:00:00Z',
+      ends_at: '2030-01-01T01:00:00Z',
+      whole_project: true,
+    }),
+    refused: 403,
+  },
+  update_maintenance_window: { args: (ids) => ({ id: ids.window, changes: { name: 'intruder' } }), refused: 404 },
+  delete_maintenance_window: { args: (ids) => ({ id: ids.window }), refused: 404 },
 };
 
 /** Tools that list, called without a project: the caller's own projects only. */
@@ -90,7 +105,8 @@ describe('MCP isolation matrix', () => {
         (select string_agg(m::text, ',' order by m.id) from monitors m where m.project_id = ${owner.project_id}),
         (select string_agg(h::text, ',' order by h.id) from heartbeats h where h.project_id = ${owner.project_id}),
         (select string_agg(t::text, ',' order by t.id) from triggers t where t.project_id = ${owner.project_id}),
-        (select count(*)::text from trigger_events e where e.trigger_id = ${ids.trigger})
+        (select count(*)::text from trigger_events e where e.trigger_id = ${ids.trigger}),
+        (select string_agg(w::text, ',' order by w.id) from maintenance_windows w where w.project_id = ${owner.project_id})
       )) as state`;
     return row!.state;
   };
@@ -112,6 +128,15 @@ describe('MCP isolation matrix', () => {
       monitor: (await api('POST', '/monitors', { project_id, name: `${marker}-monitor`, url: 'https://owner.example' })).body.data.id,
       heartbeat: (await api('POST', '/heartbeats', { project_id, name: `${marker}-heartbeat` })).body.data.id,
       trigger: (await api('POST', '/triggers', { project_id, name: `${marker}-trigger`, default_message: 'hi' })).body.data.id,
+      window: (
+        await api('POST', '/maintenance-windows', {
+          project_id,
+          name: `${marker}-window`,
+          starts_at: '2030-01-01T00:00:00Z',
+          ends_at: '2030-01-01T02:00:00Z',
+          whole_project: true,
+        })
+      ).body.data.id,
     };
   });
   after(() => cp.stop());
