@@ -15,6 +15,20 @@ function canonicalTimezone(tz: string): string {
   }
 }
 
+/** An IANA time zone, stored as the runtime names it; the heartbeats' and the maintenance windows' cron schedules take one. */
+export function timezoneField(description: string) {
+  return z
+    .string()
+    .min(1, { abort: true })
+    .max(64, { abort: true })
+    .superRefine((tz, ctx) => {
+      if (!validateTimezone(tz))
+        ctx.addIssue({ code: 'custom', message: 'The timezone field must be a valid IANA time zone, such as Europe/Berlin.' });
+    })
+    .overwrite(canonicalTimezone)
+    .describe(description);
+}
+
 // Postgres text cannot hold NUL: refused here rather than failing the insert with a 500.
 const name = z
   .string()
@@ -43,16 +57,7 @@ const period = z
   .min(60)
   .max(31_536_000)
   .describe('Extension: seconds between pings when there is no cron schedule, 60..31536000.');
-const timezone = z
-  .string()
-  .min(1, { abort: true })
-  .max(64, { abort: true })
-  .superRefine((tz, ctx) => {
-    if (!validateTimezone(tz))
-      ctx.addIssue({ code: 'custom', message: 'The timezone field must be a valid IANA time zone, such as Europe/Berlin.' });
-  })
-  .overwrite(canonicalTimezone)
-  .describe('Extension: IANA time zone the cron schedule is read in.');
+const timezone = timezoneField('Extension: IANA time zone the cron schedule is read in.');
 const integrationIds = z
   .array(z.uuid())
   .max(100)

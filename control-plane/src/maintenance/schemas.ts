@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { validateCron, validateTimezone } from '../heartbeats/schedule.ts';
+import { validateCron } from '../heartbeats/schedule.ts';
+import { timezoneField } from '../heartbeats/schemas.ts';
 import { utcDateTime } from '../platform/http/date-time.ts';
 
 /** Longest occurrence of a recurring window, and of a one-off window: 7 days and 31 days. */
@@ -33,24 +34,7 @@ const duration = z
   .min(60)
   .max(MAX_DURATION_SECONDS)
   .describe(`Recurring windows: seconds each occurrence lasts (elapsed time), 60..${MAX_DURATION_SECONDS}.`);
-const timezone = z
-  .string()
-  .min(1, { abort: true })
-  .max(64, { abort: true })
-  .superRefine((tz, ctx) => {
-    if (!validateTimezone(tz))
-      ctx.addIssue({ code: 'custom', message: 'The timezone field must be an IANA time zone, such as Europe/Berlin.' });
-  })
-  .overwrite(canonicalTimezone)
-  .describe('IANA time zone the cron expression is read in (default UTC); daylight-saving changes are followed.');
-/** The zone as the runtime names it ("europe/berlin" -> "Europe/Berlin"); an unknown one is left as it is (and refused). */
-function canonicalTimezone(tz: string): string {
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
-  } catch {
-    return tz;
-  }
-}
+const timezone = timezoneField('IANA time zone the cron expression is read in (default UTC); daylight-saving changes are followed.');
 const ids = (what: string) => z.array(z.uuid()).max(500).describe(`${what} of the same project that the window covers.`);
 
 const fields = {
