@@ -24,7 +24,7 @@ export async function loadRegions(db: Db): Promise<StoredRegion[]> {
     select region, state, reason, (extract(epoch from since) * 1000)::float8 as since, detail,
       (extract(epoch from updated_at) * 1000)::float8 as updated_at
     from region_health order by region`;
-  return rows.map((r) => ({ ...r }));
+  return rows;
 }
 
 /**
@@ -94,7 +94,7 @@ export async function saveRegion(
   });
 }
 
-/** Regions silent for longer than `olderThan` with no fresh result anywhere: forgotten. */
+/** Forgets these regions (silent for a week with no fresh result anywhere, role.ts decides). */
 export async function forgetRegions(db: Db, regions: readonly string[]): Promise<void> {
   if (regions.length === 0) return;
   await db`delete from region_health where region = any(${[...regions]}::text[])`;
