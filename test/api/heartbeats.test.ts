@@ -86,6 +86,7 @@ describe('heartbeats API', () => {
           timezone: 'UTC',
           active: true,
           integration_ids: [],
+          depends_on: [],
         },
       );
       assert.match(hb.created_at, TIMESTAMP);

@@ -30,6 +30,7 @@ export interface HeartbeatView extends HeartbeatRecord {
   project_name: string;
   project_description: string;
   integration_ids: string[];
+  depends_on: { type: 'monitor' | 'heartbeat'; id: string }[];
 }
 
 /** What a create or an update writes; timestamps as ISO 8601 text. */
@@ -55,7 +56,9 @@ function viewQuery(db: Db, where: postgres.PendingQuery<postgres.Row[]>, page?: 
   return db<(HeartbeatView & { total: number })[]>`
     select h.*, p.name as project_name, p.description as project_description,
       coalesce((select array_agg(hi.integration_id order by hi.integration_id)
-                from heartbeat_integrations hi where hi.heartbeat_id = h.id), '{}') as integration_ids
+                from heartbeat_integrations hi where hi.heartbeat_id = h.id), '{}') as integration_ids,
+      coalesce((select json_agg(json_build_object('type', case when d.parent_monitor_id is not null then 'monitor' else 'heartbeat' end,
+                  'id', d.parent_id) order by d.position) from dependencies d where d.child_id = h.id), '[]') as depends_on
       ${page ? db`, count(*) over ()::int as total` : db``}
     from heartbeats h
     join projects p on p.id = h.project_id

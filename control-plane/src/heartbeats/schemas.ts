@@ -1,3 +1,4 @@
+import { dependsOnField, SubjectRefSchema } from '../dependencies/schemas.ts';
 import { z } from 'zod';
 import { utcDateTime } from '../platform/http/date-time.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
@@ -73,6 +74,7 @@ export const HeartbeatCreateBody = z.object({
   timezone: timezone.default('UTC'),
   active: z.boolean().default(true).describe('Extension: false pauses the heartbeat.'),
   integration_ids: integrationIds.default([]),
+  depends_on: dependsOnField.optional(),
 });
 export type HeartbeatCreateBody = z.infer<typeof HeartbeatCreateBody>;
 
@@ -89,6 +91,7 @@ export const HeartbeatUpdateBody = z.object({
   timezone: timezone.optional(),
   active: z.boolean().optional(),
   integration_ids: integrationIds.optional(),
+  depends_on: dependsOnField.optional(),
 });
 export type HeartbeatUpdateBody = z.infer<typeof HeartbeatUpdateBody>;
 
@@ -118,6 +121,7 @@ export const Heartbeat = z
     timezone: z.string(),
     active: z.boolean(),
     integration_ids: z.array(z.uuid()),
+    depends_on: z.array(SubjectRefSchema).describe('Extension: the monitors and heartbeats it depends on (none: an empty list).'),
   })
   .meta({ id: 'Heartbeat' });
 export type Heartbeat = z.infer<typeof Heartbeat>;

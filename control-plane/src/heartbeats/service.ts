@@ -7,6 +7,7 @@ import type { PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
 import { heartbeatEvent } from './events.ts';
 import { keepOrSet, stateOf, toIso } from './record.ts';
+import { linkDependencies } from '../dependencies/service.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import * as repo from './repo.ts';
 import type { Heartbeat, HeartbeatCreateBody, HeartbeatUpdateBody } from './schemas.ts';
@@ -41,6 +42,7 @@ function present(ctx: ApiContext, v: repo.HeartbeatView, now: Date): Heartbeat {
     timezone: v.timezone,
     active: v.active,
     integration_ids: v.integration_ids,
+    depends_on: v.depends_on,
   };
 }
 
@@ -90,6 +92,7 @@ export async function createHeartbeat(ctx: ApiContext, p: Principal, body: Heart
   const id = await ctx.sql.begin(async (tx) => {
     const id = await repo.insertHeartbeat(tx, write);
     await linkIntegrations(tx, { kind: 'heartbeat', id }, body.integration_ids);
+    await linkDependencies(tx, body.project_id, { type: 'heartbeat', id }, body.depends_on ?? []);
     return id;
   });
   return getHeartbeat(ctx, p, id);
@@ -130,6 +133,7 @@ export async function updateHeartbeat(ctx: HeartbeatContext, p: Principal, id: s
       down_since: keepOrSet(current.down_since, before.down_since, state.down_since),
     });
     await linkIntegrations(tx, { kind: 'heartbeat', id }, body.integration_ids);
+    await linkDependencies(tx, current.project_id, { type: 'heartbeat', id }, body.depends_on);
     // The row lock claims the transition: a deadline actor waits for it, then finds the state
     // already moved, so what this change raised (late, down) is written once, here.
     const recorded: DomainEvent[] = [];

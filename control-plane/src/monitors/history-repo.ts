@@ -45,10 +45,21 @@ export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery
       cause: string;
       regions: string[];
       evidence: z.infer<typeof IncidentView>['evidence'];
+      dependents: z.infer<typeof IncidentView>['dependents'];
+      joined: { incident_id: string; parent_id: string } | null;
       total: number;
     }[]
   >`
     select id, started_at, ended_at, cause, regions, evidence,
+      -- Dependency holds (ADR 0030): the monitors and heartbeats whose downs joined this outage,
+      -- and the parent's outage this one joined.
+      coalesce((select json_agg(json_build_object('type', h.subject_type, 'id', h.subject_id, 'name', h.payload #>> '{subject,name}',
+                  'down_at', h.occurred_at, 'alert', h.status) order by h.occurred_at, h.subject_id)
+                from held_alerts h where h.parent_incident_id = incidents.id and h.reason = 'dependency'), '[]') as dependents,
+      (select json_build_object('incident_id', h.parent_incident_id, 'parent_id', h.parent_id) from held_alerts h
+        where h.subject_id = ${monitorId} and h.reason = 'dependency' and h.parent_id is not null
+          and h.payload #>> '{data,incident_id}' = incidents.id::text
+        limit 1) as joined,
       floor(extract(epoch from (coalesce(ended_at, ${ts}::timestamptz) - started_at)))::int as duration,
       count(*) over ()::int as total
     from incidents where monitor_id = ${monitorId}
@@ -64,6 +75,8 @@ export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery
     cause: r.cause,
     regions: r.regions,
     evidence: r.evidence,
+    dependents: r.dependents.map((d) => ({ ...d, down_at: formatTimestamp(d.down_at) })),
+    joined: r.joined,
   }));
   return { items, total };
 }

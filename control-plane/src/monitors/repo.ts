@@ -21,9 +21,13 @@ export interface MonitorRecord {
   quorum: number | null;
   confirm_down: number;
   confirm_up: number;
+  flap_threshold: number | null;
+  flap_window_seconds: number;
   follow_redirects: boolean;
   tags: string[];
   status: number;
+  flapping_since: string | null;
+  flap_last_change_at: string | null;
   last_checked_at: string | null;
   created_at: string;
   updated_at: string;
@@ -33,6 +37,7 @@ interface ReadRow extends MonitorRecord {
   project_name: string;
   project_description: string;
   integration_ids: string[];
+  depends_on: { type: 'monitor' | 'heartbeat'; id: string }[];
   incidents_count: number;
   last_incident_duration: number;
   down_seconds: number;
@@ -51,6 +56,8 @@ function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``
   return sql<ReadRow[]>`
     select m.*, p.name as project_name, p.description as project_description,
       coalesce((select array_agg(mi.integration_id order by mi.integration_id) from monitor_integrations mi where mi.monitor_id = m.id), '{}') as integration_ids,
+      coalesce((select json_agg(json_build_object('type', case when d.parent_monitor_id is not null then 'monitor' else 'heartbeat' end,
+                  'id', d.parent_id) order by d.position) from dependencies d where d.child_id = m.id), '[]') as depends_on,
       (select count(*)::int from incidents i where i.monitor_id = m.id) as incidents_count,
       coalesce((select floor(extract(epoch from (coalesce(i.ended_at, ${ts}::timestamptz) - i.started_at)))::int
                 from incidents i where i.monitor_id = m.id order by i.started_at desc limit 1), 0) as last_incident_duration,
@@ -92,6 +99,10 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     quorum: r.quorum,
     confirm_down: r.confirm_down,
     confirm_up: r.confirm_up,
+    flap_threshold: r.flap_threshold,
+    flap_window_seconds: r.flap_window_seconds,
+    flapping_since: r.flapping_since ? formatTimestamp(r.flapping_since) : null,
+    depends_on: r.depends_on,
     integration_ids: r.integration_ids,
     follow_redirects: r.follow_redirects,
     tags: r.tags,
@@ -199,16 +210,20 @@ export async function findRecord(sql: Sql, id: string, projectIds: readonly stri
   return row;
 }
 
-export type MonitorWrite = Omit<MonitorRecord, 'id' | 'status' | 'last_checked_at' | 'created_at' | 'updated_at'>;
+export type MonitorWrite = Omit<
+  MonitorRecord,
+  'id' | 'status' | 'last_checked_at' | 'created_at' | 'updated_at' | 'flapping_since' | 'flap_last_change_at'
+>;
 
 export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
-      active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, follow_redirects, tags)
+      active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, flap_threshold, flap_window_seconds,
+      follow_redirects, tags)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
-      ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.follow_redirects},
-      ${arrayLiteral(m.tags)}::text[])
+      ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.flap_threshold},
+      ${m.flap_window_seconds}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[])
     returning id`;
   return row!.id;
 }
@@ -220,7 +235,8 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       basic_auth_password_sealed = ${m.basic_auth_password_sealed}, active = ${m.active},
       interval_seconds = ${m.interval_seconds}, timeout_seconds = ${m.timeout_seconds},
       regions = ${m.regions ? db.array(m.regions) : null}::text[], quorum = ${m.quorum}, confirm_down = ${m.confirm_down},
-      confirm_up = ${m.confirm_up}, follow_redirects = ${m.follow_redirects},
+      confirm_up = ${m.confirm_up}, flap_threshold = ${m.flap_threshold}, flap_window_seconds = ${m.flap_window_seconds},
+      follow_redirects = ${m.follow_redirects},
       tags = ${arrayLiteral(m.tags)}::text[], updated_at = now()
     where id = ${id}`;
 }

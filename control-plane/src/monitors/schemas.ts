@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HttpMethod } from '../../../shared/src/contracts/monitoring.ts';
+import { dependsOnField, SubjectRefSchema } from '../dependencies/schemas.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
 
 /** Every code 200-299: what `valid_http_codes` means when it is left out. */
@@ -65,6 +66,22 @@ const writable = {
     .min(1)
     .max(10)
     .describe('Extension: consecutive passing rounds before a down monitor is up again. Default 1.'),
+  flap_threshold: z
+    .number()
+    .int()
+    .min(2)
+    .max(100)
+    .nullable()
+    .describe(
+      'Extension: more state changes than this within `flap_window_seconds` mark the monitor flapping: one message says so, its changes are then not sent one by one, and one message says when it has settled (no change for a whole window) and how it is then. Null (the default): not detected.',
+    ),
+  flap_window_seconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(86_400)
+    .describe('Extension: the window flapping is counted over, and how long without a change settles it. Default 600.'),
+  depends_on: dependsOnField,
   integration_ids: z.array(z.uuid()).max(100).describe("Extension: integrations of the same project that receive this monitor's alerts."),
   follow_redirects: z.boolean().describe('Extension: follow up to 5 redirects.'),
   tags,
@@ -106,6 +123,9 @@ export const MonitorCreateBody = z
     quorum: writable.quorum.optional(),
     confirm_down: writable.confirm_down.default(1),
     confirm_up: writable.confirm_up.default(1),
+    flap_threshold: writable.flap_threshold.optional(),
+    flap_window_seconds: writable.flap_window_seconds.default(600),
+    depends_on: writable.depends_on.optional(),
     integration_ids: writable.integration_ids.optional(),
     follow_redirects: writable.follow_redirects.default(true),
     tags: writable.tags.optional(),
@@ -142,6 +162,10 @@ export const Monitor = z
     quorum: z.number().int().nullable().describe('Extension: failing regions that put the monitor down; null: a majority of those voting.'),
     confirm_down: z.number().int().describe('Extension: consecutive failing rounds before down.'),
     confirm_up: z.number().int().describe('Extension: consecutive passing rounds before up again.'),
+    flap_threshold: z.number().int().nullable().describe('Extension: changes within the window that make it flapping; null: not detected.'),
+    flap_window_seconds: z.number().int(),
+    flapping_since: z.string().nullable().describe('Extension: when it started flapping; null when it is not.'),
+    depends_on: z.array(SubjectRefSchema).describe('Extension: the monitors and heartbeats it depends on (none: an empty list).'),
     integration_ids: z.array(z.uuid()),
     follow_redirects: z.boolean(),
     tags: z.array(z.string()).describe('Extension: the labels of the monitor, in lower case (none: an empty list).'),
@@ -199,6 +223,27 @@ export const IncidentView = z
       )
       .describe(
         'Extension: what each region with a fresh result saw when the incident opened (empty for incidents older than this field).',
+      ),
+    dependents: z
+      .array(
+        z.object({
+          type: z.enum(['monitor', 'heartbeat']),
+          id: z.uuid(),
+          name: z.string(),
+          down_at: z.string(),
+          alert: z
+            .enum(['held', 'released', 'recovered', 'dropped'])
+            .describe(
+              'held: waiting with this outage; released: still down when this one ended, so it alerted then; recovered or dropped: it recovered first, nothing was sent.',
+            ),
+        }),
+      )
+      .describe('Extension: monitors and heartbeats depending on this one whose downs joined this outage (their alerts were held).'),
+    joined: z
+      .object({ incident_id: z.string().nullable(), parent_id: z.uuid() })
+      .nullable()
+      .describe(
+        "Extension: the parent's outage this incident joined (a monitor parent's incident; null id for a heartbeat parent), if it did.",
       ),
   })
   .meta({ id: 'Incident' });

@@ -3,6 +3,7 @@ import { requireProject, type Principal } from '../accounts/bearer.ts';
 import { AppError, notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
+import { linkDependencies } from '../dependencies/service.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
@@ -63,12 +64,15 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     quorum: body.quorum ?? null,
     confirm_down: body.confirm_down ?? 1,
     confirm_up: body.confirm_up ?? 1,
+    flap_threshold: body.flap_threshold ?? null,
+    flap_window_seconds: body.flap_window_seconds ?? 600,
     follow_redirects: body.follow_redirects,
     tags: body.tags ?? [],
   };
   const id = await ctx.sql.begin(async (tx) => {
     const id = await repo.insertMonitor(tx, write);
     await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids ?? []);
+    await linkDependencies(tx, body.project_id, { type: 'monitor', id }, body.depends_on ?? []);
     return id;
   });
   return getMonitor(ctx, p, id);
@@ -111,12 +115,15 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     quorum,
     confirm_down: body.confirm_down ?? current.confirm_down,
     confirm_up: body.confirm_up ?? current.confirm_up,
+    flap_threshold: body.flap_threshold === undefined ? current.flap_threshold : body.flap_threshold,
+    flap_window_seconds: body.flap_window_seconds ?? current.flap_window_seconds,
     follow_redirects: body.follow_redirects ?? current.follow_redirects,
     tags: body.tags ?? current.tags,
   };
   await ctx.sql.begin(async (tx) => {
     await repo.updateMonitor(tx, id, write);
     await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids);
+    await linkDependencies(tx, current.project_id, { type: 'monitor', id }, body.depends_on);
   });
   return getMonitor(ctx, p, id);
 }

@@ -63,6 +63,10 @@ export function messageFor(e: Pick<DomainEvent, 'kind' | 'subject' | 'data'>): s
     }
     case 'monitor.up':
       return `Monitor "${name}" is up again${after}.`;
+    case 'monitor.flapping':
+      return `Monitor "${name}" is flapping: ${num(e.data.changes) ?? 'many'} changes within ${formatDuration(num(e.data.window_seconds) ?? 0)}; it is ${e.data.status === 'down' ? 'down' : 'up'} now. Its changes are not sent one by one until it settles.`;
+    case 'monitor.settled':
+      return `Monitor "${name}" has stopped flapping and is ${e.data.status === 'down' ? 'down' : 'up'}.`;
     case 'heartbeat.down':
       return `Heartbeat "${name}" is down: ${causeOf(e.data) ?? heartbeatReasons.missed}.`;
     case 'heartbeat.up':
@@ -70,6 +74,50 @@ export function messageFor(e: Pick<DomainEvent, 'kind' | 'subject' | 'data'>): s
     default:
       return `${name}: ${e.kind}`;
   }
+}
+
+/** The names a grouped message lists (the first 50, then how many more). */
+export const GROUP_LISTED = 50;
+
+function groupedNames(alerts: readonly { subject?: { name?: unknown } }[], count: number): string {
+  const names = alerts.slice(0, GROUP_LISTED).map((a) => (typeof a.subject?.name === 'string' ? a.subject.name : '?'));
+  return `${names.join(', ')}${count > names.length ? ` and ${count - names.length} more` : ''}`;
+}
+
+/**
+ * One message for several monitor alerts of a project (all downs, or all ups) that occurred
+ * within its grouping window (ADR 0030); `id` is the group's own (stable for the group).
+ */
+export function groupedNotification(
+  id: string,
+  project: { id: string; name: string },
+  events: readonly DomainEvent[],
+  windowSeconds: number,
+): Notification {
+  const status = events[0]!.kind.endsWith('.down') ? 'down' : 'up';
+  const listed = events.slice(0, GROUP_LISTED);
+  return {
+    id,
+    event: 'alerts.grouped',
+    message: `${events.length} monitors of project "${project.name}" are ${status}: ${groupedNames(listed, events.length)}.`,
+    occurred_at: events[0]!.occurred_at,
+    project,
+    subject: { type: 'project', id: project.id, name: project.name },
+    data: {
+      status,
+      count: events.length,
+      window_seconds: windowSeconds,
+      alerts: listed.map((e) => ({
+        id: e.id,
+        event: e.kind,
+        occurred_at: e.occurred_at,
+        subject: e.subject,
+        message: messageFor(e),
+        ...(typeof e.data.url === 'string' ? { url: e.data.url } : {}),
+        ...(typeof e.data.incident_id === 'string' ? { incident_id: e.data.incident_id } : {}),
+      })),
+    },
+  };
 }
 
 export function notificationFromEvent(e: DomainEvent, project: { id: string; name: string }): Notification {
@@ -91,9 +139,27 @@ export function render(n: Notification): Rendered {
     if (value !== undefined && value !== '') fields.push({ label, value });
   };
   const name = n.subject.name;
-  const tone: Tone = n.event.endsWith('.down') ? 'down' : n.event.endsWith('.up') ? 'up' : 'info';
+  const tone: Tone = n.event.endsWith('.down')
+    ? 'down'
+    : n.event.endsWith('.up')
+      ? 'up'
+      : n.event === 'monitor.settled' || n.event === 'alerts.grouped'
+        ? d.status === 'down'
+          ? 'down'
+          : 'up'
+        : 'info';
   let title = name;
-  if (n.subject.type === 'monitor' || n.subject.type === 'heartbeat') {
+  if (n.event === 'alerts.grouped') {
+    const alerts = Array.isArray(d.alerts) ? (d.alerts as { subject?: { name?: unknown }; occurred_at?: unknown }[]) : [];
+    title = `${num(d.count) ?? alerts.length} monitors are ${tone === 'down' ? 'down' : 'up'}`;
+    add('Monitors', groupedNames(alerts, num(d.count) ?? alerts.length));
+    add('Project', n.project.name);
+  } else if (n.event === 'monitor.flapping' || n.event === 'monitor.settled') {
+    title = n.event === 'monitor.flapping' ? `Monitor ${name} is flapping` : `Monitor ${name} has settled`;
+    add('URL', str(d.url));
+    add('Now', d.status === 'down' ? 'down' : 'up');
+    add('Flapping since', str(d.flapping_since));
+  } else if (n.subject.type === 'monitor' || n.subject.type === 'heartbeat') {
     const what = n.subject.type === 'monitor' ? 'Monitor' : 'Heartbeat';
     title = tone === 'down' ? `${what} ${name} is down` : tone === 'up' ? `${what} ${name} is up` : `${what} ${name}`;
     add('URL', str(d.url));

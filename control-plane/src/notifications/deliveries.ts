@@ -1,8 +1,9 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Notification } from '../../../shared/src/contracts/notify.ts';
 import type { Db } from '../platform/db/sql.ts';
-import { notificationFromEvent } from './content.ts';
-import { insertDeliveries, markNotified, projectNames, recipientsOf } from './repo.ts';
+import { groupedNotification, notificationFromEvent } from './content.ts';
+import { groupDelivery } from './grouping.ts';
+import { insertDeliveries, markNotified, projectNames, recipientsOf, type NewDelivery } from './repo.ts';
 
 /**
  * Makes the deliveries of these monitor and heartbeat events, in the caller's transaction, and
@@ -34,6 +35,48 @@ export async function deliveriesForEvents(tx: Db, events: readonly DomainEvent[]
     }),
   );
   return inserted.length;
+}
+
+/**
+ * The deliveries of a released group of monitor alerts (all downs, or all ups, of one project):
+ * per integration, one grouped message when it hears of two or more of them, each on its own
+ * otherwise (and always for PagerDuty, which pairs each down with its up). The events are
+ * already marked notified (they were held). The group's id is stable, so a repeat adds nothing.
+ */
+export async function deliveriesForGroup(tx: Db, groupId: string, events: readonly DomainEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const projectId = events[0]!.project_id;
+  const names = await projectNames(tx, [projectId]);
+  const name = names.get(projectId);
+  if (name === undefined) return 0;
+  const project = { id: projectId, name };
+  const [settings] = await tx<{ seconds: number | null }[]>`select alert_group_seconds as seconds from projects where id = ${projectId}`;
+  const byId = new Map(events.map((e) => [e.id, e]));
+  const byIntegration = new Map<string, { type: string; events: DomainEvent[] }>();
+  for (const r of await recipientsOf(tx, events)) {
+    const entry = byIntegration.get(r.id) ?? { type: r.type, events: [] };
+    entry.events.push(byId.get(r.event_id)!);
+    byIntegration.set(r.id, entry);
+  }
+  const rows: NewDelivery[] = [];
+  for (const [integrationId, { type, events: members }] of byIntegration) {
+    if (groupDelivery({ members: members.length, integrationType: type }).mode === 'grouped') {
+      const n = groupedNotification(groupId, project, members, settings?.seconds ?? 0);
+      rows.push({ event_id: groupId, integration_id: integrationId, project_id: projectId, trigger_id: null, kind: n.event, payload: n });
+    } else {
+      for (const e of members) {
+        rows.push({
+          event_id: e.id,
+          integration_id: integrationId,
+          project_id: projectId,
+          trigger_id: null,
+          kind: e.kind,
+          payload: notificationFromEvent(e, project),
+        });
+      }
+    }
+  }
+  return (await insertDeliveries(tx, rows)).length;
 }
 
 /**

@@ -2,7 +2,7 @@ import { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { listenForWork } from '../platform/db/wakeup.ts';
-import { releaseHeld, routeAlerts } from './hold.ts';
+import { releaseDependents, releaseGroups, releaseHeld, releaseSettled, routeAlerts } from './hold.ts';
 import { claimAlerts, markNotified } from './repo.ts';
 
 /** Alert events routed in one transaction at most. */
@@ -73,13 +73,13 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
         await markNotified(tx, unreadable);
         counters.invalid += unreadable.length;
       }
-      const routed = await routeAlerts(tx, events);
+      const routed = await routeAlerts(tx, events, clockNow());
       return { rows: rows.length, events, routed };
     });
 
   const routeOne = async (event: DomainEvent) => {
     try {
-      const routed = await opts.sql.begin((tx) => routeAlerts(tx, [event]));
+      const routed = await opts.sql.begin((tx) => routeAlerts(tx, [event], clockNow()));
       count(routed);
       counters.events++;
       counters.deliveries += routed.deliveries;
@@ -89,17 +89,29 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
     }
   };
 
-  // Held alerts whose maintenance has ended (ADR 0029), judged by the clock every rule reads.
+  // Held alerts whose time has come (ADR 0029, ADR 0030), judged by the clock every rule reads:
+  // maintenance ended, a parent's outage over or a child's wait run out, a group's window ended;
+  // and flapping monitors that have settled.
   const releaseNow = async (): Promise<number> => {
     let released = 0;
-    for (;;) {
-      const r = await opts.sql.begin((tx) => releaseHeld(tx, clockNow(), MAX_BATCH));
-      counters.released += r.released;
-      counters.deliveries += r.deliveries;
-      released += r.released;
-      if (r.released > 0) log.info({ released: r.released, deliveries: r.deliveries }, 'held alerts released after maintenance');
-      if (r.rows < MAX_BATCH) return released;
+    const passes: [string, (now: Date) => Promise<{ rows: number; released?: number; deliveries: number }>, number][] = [
+      ['maintenance', (now) => opts.sql.begin((tx) => releaseHeld(tx, now, MAX_BATCH)), MAX_BATCH],
+      ['dependency', (now) => opts.sql.begin((tx) => releaseDependents(tx, now, MAX_BATCH)), MAX_BATCH],
+      ['group', (now) => opts.sql.begin((tx) => releaseGroups(tx, now)), Infinity],
+      ['settled', (now) => opts.sql.begin((tx) => releaseSettled(tx, now, MAX_BATCH)), MAX_BATCH],
+    ];
+    for (const [reason, pass, limit] of passes) {
+      for (;;) {
+        const r = await pass(clockNow());
+        counters.released += r.released ?? 0;
+        counters.deliveries += r.deliveries;
+        released += r.released ?? 0;
+        if ((r.released ?? 0) > 0 || r.deliveries > 0)
+          log.info({ reason, released: r.released, deliveries: r.deliveries }, 'held alerts released');
+        if (r.rows < limit || r.rows === 0) break;
+      }
     }
+    return released;
   };
 
   const routeNow = async (): Promise<number> => {

@@ -8,6 +8,7 @@ interface ProjectRow {
   organization_id: string;
   name: string;
   description: string;
+  alert_group_seconds: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -17,6 +18,7 @@ const toProject = (r: ProjectRow): Project => ({
   organization_id: r.organization_id,
   name: r.name,
   description: r.description,
+  alert_group_seconds: r.alert_group_seconds,
   created_at: formatTimestamp(r.created_at),
   updated_at: formatTimestamp(r.updated_at),
 });
@@ -47,23 +49,35 @@ export async function findProject(sql: Sql, id: string, organizationIds: readonl
   return row && toProject(row);
 }
 
-export async function insertProject(sql: Sql, p: { organization_id: string; name: string; description: string }): Promise<Project> {
+export async function insertProject(
+  sql: Sql,
+  p: { organization_id: string; name: string; description: string; alert_group_seconds?: number | null | undefined },
+): Promise<Project> {
   const [row] = await sql<ProjectRow[]>`
-    insert into projects (organization_id, name, description) values (${p.organization_id}, ${p.name}, ${p.description})
+    insert into projects (organization_id, name, description, alert_group_seconds)
+    values (${p.organization_id}, ${p.name}, ${p.description}, ${p.alert_group_seconds ?? null})
     returning *`;
   return toProject(row!);
+}
+
+/** What an update changes; a field left undefined is kept. */
+export interface ProjectChanges {
+  name?: string | undefined;
+  description?: string | undefined;
+  alert_group_seconds?: number | null | undefined;
 }
 
 export async function updateProject(
   sql: Sql,
   id: string,
   organizationIds: readonly string[],
-  changes: { name?: string | undefined; description?: string | undefined },
+  changes: ProjectChanges,
 ): Promise<Project | undefined> {
   const [row] = await sql<ProjectRow[]>`
     update projects set
       name = coalesce(${changes.name ?? null}, name),
       description = coalesce(${changes.description ?? null}, description),
+      alert_group_seconds = ${changes.alert_group_seconds === undefined ? sql`alert_group_seconds` : changes.alert_group_seconds},
       updated_at = now()
     where id = ${id} and organization_id = any(${sql.array([...organizationIds])}::uuid[])
     returning *`;

@@ -30,19 +30,19 @@ export async function getProject(sql: Sql, p: Principal, id: string): Promise<Pr
 export async function createProject(
   sql: Sql,
   p: Principal,
-  input: { organization_id?: string | undefined; name: string; description: string },
+  input: { organization_id?: string | undefined; name: string; description: string; alert_group_seconds?: number | null | undefined },
 ): Promise<Project> {
   const organizationId = input.organization_id ?? defaultOrganization(p);
   requireOrganization(p, organizationId);
-  return repo.insertProject(sql, { organization_id: organizationId, name: input.name, description: input.description });
+  return repo.insertProject(sql, {
+    organization_id: organizationId,
+    name: input.name,
+    description: input.description,
+    alert_group_seconds: input.alert_group_seconds,
+  });
 }
 
-export async function updateProject(
-  sql: Sql,
-  p: Principal,
-  id: string,
-  changes: { name?: string | undefined; description?: string | undefined },
-): Promise<Project> {
+export async function updateProject(sql: Sql, p: Principal, id: string, changes: repo.ProjectChanges): Promise<Project> {
   const project = await repo.updateProject(sql, id, [...p.organizationIds], changes);
   if (!project) throw notFound();
   return project;

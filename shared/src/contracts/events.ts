@@ -4,6 +4,8 @@ import { MAX_JSON_DEPTH, tooDeepMessage, valueTooDeep } from '../json-depth.ts';
 export const eventKinds = [
   'monitor.down',
   'monitor.up',
+  'monitor.flapping',
+  'monitor.settled',
   'heartbeat.down',
   'heartbeat.up',
   'heartbeat.late',

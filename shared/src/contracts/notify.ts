@@ -10,12 +10,16 @@ export type IntegrationType = z.infer<typeof IntegrationType>;
  */
 export const Notification = z.object({
   id: z.uuid(),
-  event: z.string().describe('monitor.down, monitor.up, heartbeat.down, heartbeat.up, trigger.fired or integration.test'),
+  event: z
+    .string()
+    .describe(
+      'monitor.down, monitor.up, heartbeat.down, heartbeat.up, trigger.fired or integration.test; extensions: monitor.flapping, monitor.settled, and alerts.grouped (several monitor alerts of a project in one message: subject is the project, data.alerts lists them).',
+    ),
   message: z.string(),
   occurred_at: z.iso.datetime(),
   project: z.object({ id: z.uuid(), name: z.string() }),
   subject: z.object({
-    type: z.enum(['monitor', 'heartbeat', 'trigger', 'integration', 'region', 'maintenance_window']),
+    type: z.enum(['monitor', 'heartbeat', 'trigger', 'integration', 'region', 'maintenance_window', 'project']),
     id: z.uuid(),
     name: z.string(),
   }),

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { DEPLOYMENT_PROJECT_ID, type DomainEvent } from '../../../../shared/src/contracts/events.ts';
+import { nameUuid } from '../../../../shared/src/name-uuid.ts';
 import type { RegionRecord } from './health.ts';
 
 /** What the judgement of a region was made from, kept with its row and its events. */
@@ -11,13 +11,9 @@ export interface RegionDetail {
   disagreeing: number;
 }
 
-/** A stable uuid for a region name (name-based, SHA-1, RFC 9562 version 5 layout), as an event's subject id. */
+/** A stable uuid for a region name, as an event's subject id. */
 export function regionSubjectId(region: string): string {
-  const h = createHash('sha1').update(`uptime-region:${region}`).digest();
-  h[6] = (h[6]! & 0x0f) | 0x50;
-  h[8] = (h[8]! & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+  return nameUuid(`uptime-region:${region}`);
 }
 
 /**

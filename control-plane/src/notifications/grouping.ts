@@ -1,0 +1,22 @@
+/**
+ * The grouping rule (ADR 0030): the monitors' changes of a project that groups alerts are held
+ * from the first one for the project's window, then sent together. A change joins the group
+ * open at its own time (one whose window, [release - window, release), holds it); otherwise it
+ * opens a group that releases a window after it. Decided from the event's own occurred_at.
+ */
+export function groupRelease(f: { occurredAt: number; windowMs: number; openReleases: readonly number[] }): number {
+  const open = f.openReleases.filter((r) => r - f.windowMs <= f.occurredAt && f.occurredAt < r).sort((a, b) => a - b);
+  return open[0] ?? f.occurredAt + f.windowMs;
+}
+
+/** How a released group is sent to one integration. */
+export type GroupDelivery =
+  /** One event only, or a channel that pairs each down with its up (PagerDuty): each on its own. */
+  | { mode: 'single' }
+  /** Two or more: one message listing them. */
+  | { mode: 'grouped' };
+
+export function groupDelivery(f: { members: number; integrationType: string }): GroupDelivery {
+  if (f.members < 2 || f.integrationType === 'pagerduty') return { mode: 'single' };
+  return { mode: 'grouped' };
+}
