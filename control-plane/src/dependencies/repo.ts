@@ -111,6 +111,14 @@ export async function parentIncidents(
   return new Map(rows.map((r) => [r.parent_id, { id: r.id, open: r.open }]));
 }
 
+/** When a heartbeat parent came up again: its last ping while it is not down (null while down). */
+export async function heartbeatUpAt(db: Db, heartbeatId: string): Promise<string | null> {
+  const [row] = await db<
+    { at: string | null }[]
+  >`select case when status <> 'down' then last_ping_at end as at from heartbeats where id = ${heartbeatId}`;
+  return row?.at ?? null;
+}
+
 /** When an incident ended (null while open or unknown). */
 export async function incidentEnd(db: Db, incidentId: string): Promise<string | null> {
   const [row] = await db<{ ended_at: string | null }[]>`select ended_at from incidents where id = ${incidentId}`;

@@ -1,6 +1,6 @@
 import { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import { nameUuid } from '../../../shared/src/name-uuid.ts';
-import { childTiming, incidentEnd, parentIncidents, parentRows } from '../dependencies/repo.ts';
+import { childTiming, heartbeatUpAt, incidentEnd, parentIncidents, parentRows } from '../dependencies/repo.ts';
 import { decideDependent, recoveryGraceMs, settleMs, type DependentDecision } from '../dependencies/rules.ts';
 import { decideAlert, decideRelease } from '../maintenance/decision.ts';
 import { coverage } from '../maintenance/service.ts';
@@ -161,7 +161,7 @@ async function dependentDecision(
   let recoveredAt: number | null = null;
   let childGraceMs = 0;
   if (joined) {
-    const ended = joined.incidentId ? await incidentEnd(tx, joined.incidentId) : null;
+    const ended = joined.incidentId ? await incidentEnd(tx, joined.incidentId) : await heartbeatUpAt(tx, joined.parentId);
     recoveredAt = ended ? Date.parse(formatTimestamp(ended)) : null;
     const timing = e.subject.type === 'monitor' ? await childTiming(tx, e.subject.id) : null;
     childGraceMs = recoveryGraceMs({
