@@ -84,6 +84,8 @@ describe('the MCP endpoint', () => {
       'pause_monitor',
       'resume_monitor',
       'create_heartbeat',
+      'update_heartbeat',
+      'update_project',
       'fire_trigger',
       'create_maintenance_window',
       'update_maintenance_window',
@@ -205,6 +207,40 @@ describe('the MCP endpoint', () => {
     assert.equal(got.cron_schedule, '0 3 * * *');
     const list = json(await client.callTool({ name: 'list_heartbeats', arguments: {} }));
     assert.ok(list.data.some((h: { id: string }) => h.id === created.id));
+    // It may depend on a monitor, set as the REST API sets it.
+    const parent = json(
+      await client.callTool({
+        name: 'create_monitor',
+        arguments: { name: 'Database', url: 'https://db.example', project_id: account.project_id },
+      }),
+    );
+    const updated = json(
+      await client.callTool({
+        name: 'update_heartbeat',
+        arguments: { id: created.id, changes: { depends_on: [{ type: 'monitor', id: parent.id }] } },
+      }),
+    );
+    assert.deepEqual(updated.depends_on, [{ type: 'monitor', id: parent.id }]);
+    const refused = await client.callTool({
+      name: 'update_heartbeat',
+      arguments: { id: created.id, changes: { depends_on: [{ type: 'monitor', id: created.id }] } },
+    });
+    assert.equal(refused.isError, true);
+    assert.match((refused.content as { text: string }[])[0]!.text, /depends_on\.0/);
+  });
+
+  it("sets a project's alert grouping", async () => {
+    const updated = json(
+      await client.callTool({ name: 'update_project', arguments: { id: account.project_id, changes: { alert_group_seconds: 30 } } }),
+    );
+    assert.equal(updated.alert_group_seconds, 30);
+    const refused = await client.callTool({
+      name: 'update_project',
+      arguments: { id: account.project_id, changes: { alert_group_seconds: 2 } },
+    });
+    assert.equal(refused.isError, true);
+    assert.match((refused.content as { text: string }[])[0]!.text, /alert_group_seconds/);
+    json(await client.callTool({ name: 'update_project', arguments: { id: account.project_id, changes: { alert_group_seconds: null } } }));
   });
 
   it('summarises the status of a project', async () => {

@@ -43,6 +43,8 @@ const toolCalls: Record<
   list_heartbeats: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   get_heartbeat: { args: (ids) => ({ id: ids.heartbeat }), refused: 404 },
   create_heartbeat: { args: (ids) => ({ project_id: ids.project, name: 'intruder' }), refused: 403 },
+  update_heartbeat: { args: (ids) => ({ id: ids.heartbeat, changes: { name: 'intruder' } }), refused: 404 },
+  update_project: { args: (ids) => ({ id: ids.project, changes: { alert_group_seconds: 30 } }), refused: 404 },
   list_triggers: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   fire_trigger: { args: (ids) => ({ id: ids.trigger }), refused: 404 },
   list_regions: { args: () => ({}), lists: true },

@@ -1,8 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { HeartbeatCreateBody, HeartbeatListQuery } from '../../heartbeats/schemas.ts';
+import { HeartbeatCreateBody, HeartbeatListQuery, HeartbeatUpdateBody } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
-import { creates, readOnly, type ToolContext } from '../context.ts';
+import { creates, overwrites, readOnly, type ToolContext } from '../context.ts';
 import { run } from '../result.ts';
 import { Paging } from './monitors.ts';
 
@@ -45,5 +45,17 @@ export function heartbeatTools(server: McpServer, t: ToolContext): void {
       annotations: creates,
     },
     async (body) => run(() => heartbeats.createHeartbeat(ctx, principal, body)),
+  );
+
+  server.registerTool(
+    'update_heartbeat',
+    {
+      title: 'Update a heartbeat',
+      description:
+        'Changes a heartbeat (same fields as PATCH /heartbeats/{id}: only those given change), such as its schedule, grace, integrations or the monitors and heartbeats it depends on (depends_on).',
+      inputSchema: z.object({ id: z.uuid().describe('The heartbeat id.'), changes: HeartbeatUpdateBody }),
+      annotations: overwrites,
+    },
+    async ({ id, changes }) => run(() => heartbeats.updateHeartbeat(ctx, principal, id, changes)),
   );
 }

@@ -3,11 +3,12 @@ import { z } from 'zod';
 import { requireProject } from '../../accounts/bearer.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { MAX_PER_PAGE } from '../../platform/http/pagination.ts';
+import { ProjectUpdateBody } from '../../projects/schemas.ts';
 import * as projects from '../../projects/service.ts';
 import { projectOpenIncidents } from '../../monitors/history.ts';
 import { monitorStatuses } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
-import { readOnly, type ToolContext } from '../context.ts';
+import { overwrites, readOnly, type ToolContext } from '../context.ts';
 import { run } from '../result.ts';
 
 const statusNames: Record<number, string> = { 0: 'pending', 1: 'up', 2: 'down', 3: 'paused' };
@@ -33,6 +34,18 @@ export function statusTools(server: McpServer, t: ToolContext): void {
       annotations: readOnly,
     },
     async () => run(async () => all((page) => projects.listProjects(ctx.sql, principal, undefined, { page, per_page: MAX_PER_PAGE }))),
+  );
+
+  server.registerTool(
+    'update_project',
+    {
+      title: 'Update a project',
+      description:
+        "Changes a project's name, description or alert grouping (alert_group_seconds: the project's monitor alerts within this many seconds of the first go out as one message per integration; null turns grouping off). Same fields as PUT /projects/{id}.",
+      inputSchema: z.object({ id: z.uuid().describe('The project id.'), changes: ProjectUpdateBody }),
+      annotations: overwrites,
+    },
+    async ({ id, changes }) => run(() => projects.updateProject(ctx.sql, principal, id, changes)),
   );
 
   server.registerTool(
