@@ -131,3 +131,11 @@ export async function childTiming(db: Db, childId: string): Promise<{ interval_s
     select interval_seconds, confirm_up from monitors where id = ${childId}`;
   return row ?? null;
 }
+
+/** The project's monitors and heartbeats by name (what a dependency may point at), up to `limit` of each. */
+export async function projectSubjects(db: Db, projectId: string, limit: number): Promise<(SubjectRef & { name: string })[]> {
+  return db<(SubjectRef & { name: string })[]>`
+    (select 'monitor' as type, id, name from monitors where project_id = ${projectId} order by lower(name), id limit ${limit})
+    union all
+    (select 'heartbeat' as type, id, name from heartbeats where project_id = ${projectId} order by lower(name), id limit ${limit})`;
+}

@@ -1,6 +1,7 @@
+import { requireProject, type Principal } from '../accounts/bearer.ts';
 import type { Db } from '../platform/db/sql.ts';
 import { AppError } from '../platform/errors.ts';
-import { parentsOf, projectEdges, replaceParents, unknownRefs } from './repo.ts';
+import { parentsOf, projectEdges, projectSubjects, replaceParents, unknownRefs } from './repo.ts';
 import { cycleThrough, type SubjectRef } from './rules.ts';
 
 export type { SubjectRef };
@@ -45,4 +46,10 @@ export async function linkDependencies(tx: Db, projectId: string, child: Subject
   await tx`select pg_advisory_xact_lock(hashtext('dependencies'), hashtext(${projectId}))`;
   await checkDependsOn(tx, projectId, child, refs);
   await replaceParents(tx, projectId, child, refs);
+}
+
+/** What a monitor or heartbeat of the project may depend on, for the dashboard's forms. */
+export async function dependencyChoices(db: Db, p: Principal, projectId: string) {
+  requireProject(p, projectId);
+  return projectSubjects(db, projectId, 500);
 }

@@ -3,6 +3,8 @@ import type { App } from '../../platform/http/context.ts';
 import { DEFAULT_GRACE_PERIOD, HeartbeatCreateBody, HeartbeatUpdateBody, type Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import type { Integration } from '../../notifications/integrations/schemas.ts';
+import type { SubjectRef } from '../../dependencies/rules.ts';
+import { chosenDependencies, dependencyField, projectDependencyChoices, type DependencyChoice } from '../dependency-choices.ts';
 import { chosenIntegrations, integrationChoices, projectIntegrations } from '../integration-choices.ts';
 import { csrfInput, field, fieldErrors, formErrorSummary } from '../components.ts';
 import { idParam, sendHtml, text, type Form, type WebDeps } from '../context.ts';
@@ -22,6 +24,7 @@ interface Values {
   period: string;
   grace: string;
   integrationIds: string[];
+  dependsOn: SubjectRef[];
 }
 
 function valuesOf(h: Heartbeat | undefined): Values {
@@ -33,6 +36,7 @@ function valuesOf(h: Heartbeat | undefined): Values {
     period: h?.period ? String(h.period) : '3600',
     grace: String(h?.grace_period ?? DEFAULT_GRACE_PERIOD),
     integrationIds: h?.integration_ids ?? [],
+    dependsOn: h?.depends_on ?? [],
   };
 }
 
@@ -46,6 +50,7 @@ function formValues(form: Form): Values {
     period: text(form, 'period'),
     grace: text(form, 'grace_period'),
     integrationIds: chosenIntegrations(form),
+    dependsOn: chosenDependencies(form),
   };
 }
 
@@ -60,10 +65,11 @@ function bodyOf(v: Values): Record<string, unknown> {
     period: v.kind === 'period' ? num(v.period) : null,
     timezone: v.timezone,
     integration_ids: v.integrationIds,
+    depends_on: v.dependsOn,
   };
 }
 
-const known = ['integration_ids', 'name', 'cron_schedule', 'timezone', 'period', 'grace_period'];
+const known = ['integration_ids', 'name', 'cron_schedule', 'timezone', 'period', 'grace_period', 'depends_on'];
 
 function kindRadio(v: Values, kind: Kind, label: string): Html {
   return html`<label class="check"
@@ -80,6 +86,8 @@ function heartbeatForm(
     editing: boolean;
     cancel: string;
     integrations: readonly Integration[];
+    choices: readonly DependencyChoice[];
+    self: string | null;
   },
 ): Html {
   const v = opts.values;
@@ -106,7 +114,7 @@ function heartbeatForm(
       </div>
       ${fieldErrors(e, 'schedule_kind').map((m) => html`<div class="error">${m}</div>`)}
     </fieldset>
-    ${integrationChoices(opts.integrations, v.integrationIds)}
+    ${integrationChoices(opts.integrations, v.integrationIds)} ${dependencyField(opts.choices, v.dependsOn, opts.self, e)}
     ${field({ name: 'grace_period', label: 'Grace period (seconds)', type: 'number', value: v.grace, min: 60, max: 86400, errors: e, help: 'How long after the expected time to wait before raising an alert: 60 to 86400.' })}
     <div class="actions">
       <button type="submit" class="btn btn-primary">${opts.editing ? 'Save changes' : 'Create heartbeat'}</button>
@@ -124,8 +132,18 @@ export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
   async function creating(req: FastifyRequest): Promise<{ pc: PageContext; form: FormOf }> {
     const pc = await pageContext(req, deps, 'New heartbeat', 'heartbeats');
     const integrations = pc.project ? await projectIntegrations(deps, pc.session.principal, pc.project.id) : [];
+    const choices = pc.project ? await projectDependencyChoices(deps, pc.session.principal, pc.project.id) : [];
     const form: FormOf = (values, errors) =>
-      heartbeatForm(pc, { action: urls.heartbeats, values, errors, editing: false, cancel: urls.heartbeats, integrations });
+      heartbeatForm(pc, {
+        action: urls.heartbeats,
+        values,
+        errors,
+        editing: false,
+        cancel: urls.heartbeats,
+        integrations,
+        choices,
+        self: null,
+      });
     return { pc, form };
   }
 
@@ -135,12 +153,13 @@ export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
     const pc = await pageContext(req, deps, 'Edit heartbeat', 'heartbeats');
     const hb = await heartbeats.getHeartbeat(ctx, pc.session.principal, id);
     const integrations = await projectIntegrations(deps, pc.session.principal, hb.project_id);
+    const choices = await projectDependencyChoices(deps, pc.session.principal, hb.project_id);
     const action = `${urls.heartbeat(id)}/edit`;
     const page: FormOf = (values, errors) =>
       formPage(
         pc,
         pageHead(html`Edit ${hb.name}`),
-        heartbeatForm(pc, { action, values, errors, editing: true, cancel: urls.heartbeat(id), integrations }),
+        heartbeatForm(pc, { action, values, errors, editing: true, cancel: urls.heartbeat(id), integrations, choices, self: id }),
       );
     return { pc, id, hb, page };
   }

@@ -13,6 +13,7 @@ import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
 import { dataTable } from '../table.ts';
+import { dependencyChoices } from '../../dependencies/service.ts';
 import { urls } from '../urls.ts';
 import { defaultChartRange } from '../chart-range.ts';
 import { badgeCard } from './badges.ts';
@@ -45,6 +46,13 @@ function checksTable(results: Results, now: Date): Html {
   );
 }
 
+const dependentAlert: Record<Incidents[number]['dependents'][number]['alert'], string> = {
+  held: 'alert held while this is down',
+  released: 'still down after this recovered: alerted then',
+  recovered: 'recovered with it: nothing sent',
+  dropped: 'recovered with it: nothing sent',
+};
+
 function incidentsTable(items: Incidents, now: Date): Html {
   return dataTable(
     ['Started', 'Duration', 'Cause', ['Regions', 'hide-sm']],
@@ -55,7 +63,35 @@ function incidentsTable(items: Incidents, now: Date): Html {
           <td class="nowrap">
             ${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}
           </td>
-          <td>${i.cause || html`<span class="faint">–</span>`}</td>
+          <td>
+            ${i.cause || html`<span class="faint">–</span>`}
+            ${
+              i.joined
+                ? html`<div class="faint" data-testid="joined">
+                    Joined the outage of
+                    <a href="${i.joined.incident_id ? urls.monitor(i.joined.parent_id) : urls.heartbeat(i.joined.parent_id)}"
+                      >what it depends on</a
+                    >: its alert waited.
+                  </div>`
+                : ''
+            }
+            ${
+              i.dependents.length > 0
+                ? html`<details class="evidence" data-testid="dependents">
+                    <summary>${i.dependents.length} dependent${i.dependents.length === 1 ? '' : 's'} joined this outage</summary>
+                    <ul>
+                      ${i.dependents.map(
+                        (d) =>
+                          html`<li>
+                            <a href="${d.type === 'monitor' ? urls.monitor(d.id) : urls.heartbeat(d.id)}">${d.name}</a>
+                            <span class="faint">${dependentAlert[d.alert]}</span>
+                          </li>`,
+                      )}
+                    </ul>
+                  </details>`
+                : ''
+            }
+          </td>
           <td class="hide-sm">
             ${i.regions.map((r) => html`<span class="tag">${r}</span> `)}
             ${
@@ -88,7 +124,10 @@ function live(m: Monitor, range: ChartRange, chart: Html, results: Results, inci
   return html`<div class="stats">
       <div class="stat">
         <div class="label">Status</div>
-        <div class="value">${monitorPill(m.status, true)}</div>
+        <div class="value">
+          ${monitorPill(m.status, true)}
+          ${m.flapping_since ? html`<span class="pill late" data-testid="flapping" title="Since ${m.flapping_since}">Flapping</span>` : ''}
+        </div>
       </div>
       <div class="stat">
         <div class="label">Uptime 30d</div>
@@ -131,7 +170,7 @@ function live(m: Monitor, range: ChartRange, chart: Html, results: Results, inci
     </div>`;
 }
 
-function details(m: Monitor): Html {
+function details(m: Monitor, names: ReadonlyMap<string, string>): Html {
   return html`<div class="card">
     <div class="card-head"><h2>Settings</h2></div>
     <div class="card-body">
@@ -151,6 +190,23 @@ function details(m: Monitor): Html {
           ${m.quorum === null ? 'a majority of the regions voting' : `${m.quorum} region${m.quorum === 1 ? '' : 's'}`}
           fail${m.confirm_down > 1 ? ` for ${m.confirm_down} rounds in a row` : ''}; up again after ${m.confirm_up} passing
           round${m.confirm_up === 1 ? '' : 's'}
+        </dd>
+        <dt>Depends on</dt>
+        <dd data-testid="depends-on">
+          ${
+            m.depends_on.length > 0
+              ? m.depends_on.map(
+                  (d, i) =>
+                    html`${i > 0 ? ', ' : ''}<a href="${d.type === 'monitor' ? urls.monitor(d.id) : urls.heartbeat(d.id)}"
+                        >${names.get(d.id) ?? d.id}</a
+                      >`,
+                )
+              : 'nothing'
+          }
+        </dd>
+        <dt>Flapping</dt>
+        <dd>
+          ${m.flap_threshold === null ? 'not detected' : `more than ${m.flap_threshold} changes within ${formatDuration(m.flap_window_seconds)}`}
         </dd>
         <dt>Tags</dt>
         <dd>
@@ -192,6 +248,9 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
       ${monitor.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the monitor “${monitor.name}” and its history?` })}`;
     const slug = await badgeSlug(ctx, principal, { monitorId: id });
+    const names = new Map(
+      monitor.depends_on.length > 0 ? (await dependencyChoices(ctx.sql, principal, monitor.project_id)).map((c) => [c.id, c.name]) : [],
+    );
     return sendHtml(
       reply,
       render(
@@ -202,7 +261,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
             actions,
           })}
           <div data-live="${base}?fragment=1&amp;range=${range}" data-live-every="5000">${body}</div>
-          <div class="two-col">${details(monitor)}${badgeCard(deps, csrf, base, slug)}</div>`,
+          <div class="two-col">${details(monitor, names)}${badgeCard(deps, csrf, base, slug)}</div>`,
       ),
     );
   });

@@ -5,6 +5,8 @@ import { MonitorCreateBody, MonitorUpdateBody, defaultValidHttpCodes, type Monit
 import * as monitors from '../../monitors/service.ts';
 import { splitUrlCredentials } from '../../monitors/url-credentials.ts';
 import type { Integration } from '../../notifications/integrations/schemas.ts';
+import type { SubjectRef } from '../../dependencies/rules.ts';
+import { chosenDependencies, dependencyField, projectDependencyChoices, type DependencyChoice } from '../dependency-choices.ts';
 import { chosenIntegrations, integrationChoices, projectIntegrations } from '../integration-choices.ts';
 import { checkbox, csrfInput, field, formErrorSummary, selectField } from '../components.ts';
 import { idParam, sendHtml, text, type Form, type WebDeps } from '../context.ts';
@@ -67,6 +69,9 @@ interface Values {
   followRedirects: boolean;
   hasPassword: boolean;
   integrationIds: string[];
+  dependsOn: SubjectRef[];
+  flapThreshold: string;
+  flapWindow: string;
 }
 
 function valuesOf(m: Monitor | undefined): Values {
@@ -86,6 +91,9 @@ function valuesOf(m: Monitor | undefined): Values {
     followRedirects: m?.follow_redirects ?? true,
     hasPassword: false,
     integrationIds: m?.integration_ids ?? [],
+    dependsOn: m?.depends_on ?? [],
+    flapThreshold: m?.flap_threshold == null ? '' : String(m.flap_threshold),
+    flapWindow: String(Math.round((m?.flap_window_seconds ?? 600) / 60)),
   };
 }
 
@@ -108,6 +116,9 @@ function formValues(form: Form, hasPassword: boolean): Values {
     followRedirects: text(form, 'follow_redirects') === 'on',
     hasPassword,
     integrationIds: chosenIntegrations(form),
+    dependsOn: chosenDependencies(form),
+    flapThreshold: text(form, 'flap_threshold'),
+    flapWindow: text(form, 'flap_window_minutes'),
   };
 }
 
@@ -126,11 +137,22 @@ const known = [
   'tags',
   'basic_auth_username',
   'basic_auth_password',
+  'depends_on',
+  'flap_threshold',
+  'flap_window_seconds',
 ];
 
 function monitorForm(
   pc: PageContext,
-  opts: { action: string; values: Values; errors?: Record<string, string[]>; editing: boolean; integrations: readonly Integration[] },
+  opts: {
+    action: string;
+    values: Values;
+    errors?: Record<string, string[]>;
+    editing: boolean;
+    integrations: readonly Integration[];
+    choices: readonly DependencyChoice[];
+    self: string | null;
+  },
 ): Html {
   const v = opts.values;
   const e = opts.errors;
@@ -158,6 +180,14 @@ function monitorForm(
         ${field({ name: 'quorum', label: 'Failing regions needed', type: 'number', value: v.quorum, min: 1, max: 50, placeholder: 'Majority', errors: e, help: 'Empty: a majority of the regions voting. Degraded regions abstain.' })}
         ${field({ name: 'confirm_down', label: 'Failing rounds before down', type: 'number', value: v.confirmDown, min: 1, max: 10, errors: e, help: 'Consecutive checks of every region.' })}
         ${field({ name: 'confirm_up', label: 'Passing rounds before up', type: 'number', value: v.confirmUp, min: 1, max: 10, errors: e })}
+      </div>
+    </fieldset>
+    <fieldset>
+      <legend>Fewer, better alerts</legend>
+      ${dependencyField(opts.choices, v.dependsOn, opts.self, e)}
+      <div class="form-row">
+        ${field({ name: 'flap_threshold', label: 'Flapping after (changes)', type: 'number', value: v.flapThreshold, min: 2, max: 100, placeholder: 'Off', errors: e, help: 'More changes than this within the window: one message that it flaps, one when it settles. Empty: off.' })}
+        ${field({ name: 'flap_window_minutes', label: 'Flapping window (minutes)', type: 'number', value: v.flapWindow, min: 1, max: 1440, errors: e?.flap_window_seconds ? { flap_window_minutes: e.flap_window_seconds } : e, help: 'Also how long without a change settles it.' })}
       </div>
     </fieldset>
     <fieldset>
@@ -201,6 +231,7 @@ function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
     basic_auth_username: text(form, 'basic_auth_username') || null,
     follow_redirects: text(form, 'follow_redirects') === 'on',
     integration_ids: chosenIntegrations(form),
+    depends_on: chosenDependencies(form),
     tags: text(form, 'tags')
       .split(',')
       .map((t) => t.trim())
@@ -214,6 +245,10 @@ function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
     const value = text(form, name);
     if (value !== '') body[name] = /^\d+$/.test(value) ? Number(value) : value;
   }
+  const flap = text(form, 'flap_threshold');
+  body.flap_threshold = flap === '' ? null : /^\d+$/.test(flap) ? Number(flap) : flap;
+  const flapWindow = text(form, 'flap_window_minutes');
+  if (flapWindow !== '') body.flap_window_seconds = /^\d+$/.test(flapWindow) ? Number(flapWindow) * 60 : flapWindow;
   if (editing && text(form, 'clear_password') === 'on') body.basic_auth_password = null;
   else if (password) body.basic_auth_password = password;
   return body;
@@ -233,7 +268,9 @@ export function monitorFormRoutes(app: App, deps: WebDeps): void {
   async function creating(req: FastifyRequest): Promise<{ pc: PageContext; form: FormOf }> {
     const pc = await pageContext(req, deps, 'New monitor', 'monitors');
     const integrations = pc.project ? await projectIntegrations(deps, pc.session.principal, pc.project.id) : [];
-    const form: FormOf = (values, errors) => monitorForm(pc, { action: urls.monitors, values, errors, editing: false, integrations });
+    const choices = pc.project ? await projectDependencyChoices(deps, pc.session.principal, pc.project.id) : [];
+    const form: FormOf = (values, errors) =>
+      monitorForm(pc, { action: urls.monitors, values, errors, editing: false, integrations, choices, self: null });
     return { pc, form };
   }
 
@@ -243,9 +280,14 @@ export function monitorFormRoutes(app: App, deps: WebDeps): void {
     const pc = await pageContext(req, deps, 'Edit monitor', 'monitors');
     const monitor = await monitors.getMonitor(ctx, pc.session.principal, id);
     const integrations = await projectIntegrations(deps, pc.session.principal, monitor.project_id);
+    const choices = await projectDependencyChoices(deps, pc.session.principal, monitor.project_id);
     const action = `${urls.monitor(id)}/edit`;
     const page: FormOf = (values, errors) =>
-      formPage(pc, pageHead(html`Edit ${monitor.name}`), monitorForm(pc, { action, values, errors, editing: true, integrations }));
+      formPage(
+        pc,
+        pageHead(html`Edit ${monitor.name}`),
+        monitorForm(pc, { action, values, errors, editing: true, integrations, choices, self: id }),
+      );
     return { pc, id, monitor, page };
   }
 

@@ -4,7 +4,8 @@ import type { Principal } from '../../accounts/bearer.ts';
 import type { Sql } from '../../platform/db/sql.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/context.ts';
-import { createProject, updateProject } from '../../projects/service.ts';
+import { ProjectUpdateBody } from '../../projects/schemas.ts';
+import { createProject, getProject, updateProject } from '../../projects/service.ts';
 import { copyRow, csrfInput, field, postButton } from '../components.ts';
 import { sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
 import { submitForm, type FieldErrors } from '../form.ts';
@@ -18,6 +19,7 @@ import { urls } from '../urls.ts';
 const projectName = z.string().trim().min(1, 'Give the project a name.').max(255, 'At most 255 characters.');
 const Rename = z.object({ name: projectName });
 const NewProject = z.object({ new_name: projectName, organization_id: z.string() });
+const Alerting = ProjectUpdateBody.pick({ alert_group_seconds: true }).required();
 
 export function projectSettingsRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
@@ -27,11 +29,13 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
     reply: Parameters<typeof sendHtml>[0],
     errors: FieldErrors = {},
     status = 200,
+    formValues: Record<string, string | string[] | undefined> = {},
   ) => {
     const pc = await pageContext(req, deps, 'Project settings', 'project');
     const csrf = pc.session.csrfToken;
     const project = pc.project;
     const slug = project ? await statusPageSlug(ctx.sql, pc.session.principal, project.id) : null;
+    const groupSeconds = project ? (await getProject(ctx.sql, pc.session.principal, project.id)).alert_group_seconds : null;
     const publicUrl = slug ? `${ctx.config.PUBLIC_URL}${urls.statusPage(slug)}` : '';
     const ownedOrgs = [
       ...new Map(
@@ -55,6 +59,22 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
                         <div class="form-row">
                           ${field({ name: 'name', label: 'Project name', value: project.name, required: true, errors })}
                           <div class="field"><label>&nbsp;</label><button type="submit" class="btn">Rename</button></div>
+                        </div>
+                      </form>
+                    </div>
+                  </div>
+                  <div class="card" id="alerting">
+                    <div class="card-head"><h2>Alert grouping</h2></div>
+                    <div class="card-body">
+                      <p class="muted">
+                        When many monitors go down at once (a host, a network), send one message listing them instead of one each. A
+                        monitor's alert then waits up to this window for others; PagerDuty still gets each on its own.
+                      </p>
+                      <form method="post" action="${urls.project}/alerting" class="form">
+                        ${csrfInput(csrf)}
+                        <div class="form-row">
+                          ${field({ name: 'alert_group_seconds', label: 'Grouping window (seconds)', type: 'number', value: errors.alert_group_seconds ? text(formValues, 'alert_group_seconds') : groupSeconds === null ? '' : String(groupSeconds), min: 5, max: 600, placeholder: 'Off', errors, help: 'Empty: every alert is sent at once, on its own. 30 is usual.' })}
+                          <div class="field"><label>&nbsp;</label><button type="submit" class="btn">Save</button></div>
                         </div>
                       </form>
                     </div>
@@ -138,6 +158,26 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
       show: (_form, errors, status) => page(req, reply, errors, status),
       save: ({ name }) => updateProject(ctx.sql, pc.session.principal, pc.project!.id, { name }),
       done: () => ({ flash: 'Project renamed.', to: urls.project }),
+    });
+  });
+
+  app.post(`${urls.project}/alerting`, async (req, reply) => {
+    const pc = await current(req);
+    return submitForm(req, reply, deps, {
+      schema: Alerting,
+      input: (form) => {
+        const v = text(form, 'alert_group_seconds');
+        return { alert_group_seconds: v === '' ? null : /^\d+$/.test(v) ? Number(v) : v };
+      },
+      show: (form, errors, status) => page(req, reply, errors, status, form),
+      save: ({ alert_group_seconds }) => updateProject(ctx.sql, pc.session.principal, pc.project!.id, { alert_group_seconds }),
+      done: (project) => ({
+        flash:
+          project.alert_group_seconds === null
+            ? 'Alert grouping is off: every alert is sent on its own.'
+            : `Monitor alerts within ${project.alert_group_seconds} seconds of each other are sent as one message.`,
+        to: `${urls.project}#alerting`,
+      }),
     });
   });
 
