@@ -97,7 +97,7 @@ describe('result ingest', () => {
     assert.equal((await events(m.id)).filter((e) => e.data.kind === 'monitor.down').length, 1);
   });
 
-  it('needs a quorum of regions: one of three failing is no incident, two of three is', async () => {
+  it('needs a quorum of regions: one of three failing is a regional incident only, two of three is an outage', async () => {
     const m = (
       await api('POST', '/monitors', { name: 'Global', url: 'https://g.example', project_id: ada.project_id, regions: ['eu', 'us', 'ap'] })
     ).body.data;
@@ -106,14 +106,26 @@ describe('result ingest', () => {
     await publish(result(m.id, 'us', t, true));
     await publish(result(m.id, 'ap', t, true));
     await eventually(async () => (await stored(m.id)).length === 3, 'three results');
-    assert.equal((await api('GET', `/monitors/${m.id}`)).body.data.status, 1);
+    const read = (await api('GET', `/monitors/${m.id}`)).body.data;
+    assert.equal(read.status, 1);
+    assert.deepEqual(read.failing_regions, ['eu']);
+    const [regional] = (await api('GET', `/monitors/${m.id}/incidents`)).body.data;
+    assert.deepEqual([regional.scope, regional.regions, regional.ended_at], ['regional', ['eu'], null]);
     const t2 = new Date(t.getTime() + 60_000);
     await publish(result(m.id, 'eu', t2, false));
     await publish(result(m.id, 'us', t2, false));
     await eventually(async () => (await api('GET', `/monitors/${m.id}`)).body.data.status === 2, 'down with 2 of 3');
     const incidents = (await api('GET', `/monitors/${m.id}/incidents`)).body.data;
-    assert.equal(incidents.length, 1);
-    assert.deepEqual(incidents[0].regions, ['eu', 'us']);
+    assert.deepEqual(
+      incidents.map((i: { scope: string; regions: string[] }) => [i.scope, i.regions]),
+      [
+        ['global', ['eu', 'us']],
+        ['regional', ['eu']],
+      ],
+      'the outage, and the regional incident it ended',
+    );
+    assert.notEqual(incidents[1].ended_at, null);
+    assert.equal((await api('GET', `/monitors/${m.id}`)).body.data.incidents_count, 1, 'only outages count');
   });
 
   it('terminates a message that is not a result without stopping', async () => {

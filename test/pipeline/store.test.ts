@@ -63,10 +63,13 @@ describe('storing result batches', () => {
     ];
     const now = at(2);
     const events = await storeResults(db.sql, batch, now);
-    // a: its one region failed last; b: 1 of 2 regions failing after us recovered, no quorum.
+    // a: its one region failed last; b: 1 of 2 regions failing after us recovered, no quorum: a regional incident.
     assert.deepEqual(
       events.map((e) => [e.kind, e.subject.id]),
-      [['monitor.down', a]],
+      [
+        ['monitor.down', a],
+        ['monitor.regional_down', b],
+      ],
     );
     const first = await snapshot([a, b]);
     assert.equal(first.results.length, 5);

@@ -34,11 +34,16 @@ export async function listResults(sql: Sql, monitorId: string, region: string | 
   return { items, total };
 }
 
+/**
+ * A monitor's incidents, newest first: its outages (global, what its uptime counts) and its
+ * regional incidents (failing in some regions, fewer than the quorum), told apart by `scope`.
+ */
 export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery, now: Date) {
   const ts = now.toISOString();
   const rows = await sql<
     {
       id: string;
+      scope: 'global' | 'regional';
       started_at: string;
       ended_at: string | null;
       duration: number;
@@ -50,25 +55,36 @@ export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery
       total: number;
     }[]
   >`
-    select id, started_at, ended_at, cause, regions, evidence,
-      -- Dependency holds (ADR 0030): the monitors and heartbeats whose downs joined this outage,
-      -- and the parent's outage this one joined.
-      coalesce((select json_agg(json_build_object('type', h.subject_type, 'id', h.subject_id, 'name', h.payload #>> '{subject,name}',
-                  'down_at', h.occurred_at, 'alert', h.status) order by h.occurred_at, h.subject_id)
-                from held_alerts h where h.parent_incident_id = incidents.id and h.reason = 'dependency'), '[]') as dependents,
-      (select json_build_object('incident_id', h.parent_incident_id, 'parent_id', h.parent_id) from held_alerts h
-        where h.subject_id = ${monitorId} and h.reason = 'dependency' and h.parent_id is not null
-          and h.payload #>> '{data,incident_id}' = incidents.id::text
-        limit 1) as joined,
-      floor(extract(epoch from (coalesce(ended_at, ${ts}::timestamptz) - started_at)))::int as duration,
+    select *, floor(extract(epoch from (coalesce(ended_at, ${ts}::timestamptz) - started_at)))::int as duration,
       count(*) over ()::int as total
-    from incidents where monitor_id = ${monitorId}
-    order by started_at desc
+    from (
+      select id, 'global' as scope, started_at, ended_at, cause, regions, evidence,
+        -- Dependency holds (ADR 0030): the monitors and heartbeats whose downs joined this outage,
+        -- and the parent's outage this one joined.
+        coalesce((select json_agg(json_build_object('type', h.subject_type, 'id', h.subject_id, 'name', h.payload #>> '{subject,name}',
+                    'down_at', h.occurred_at, 'alert', h.status) order by h.occurred_at, h.subject_id)
+                  from held_alerts h where h.parent_incident_id = incidents.id and h.reason = 'dependency'), '[]') as dependents,
+        (select json_build_object('incident_id', h.parent_incident_id, 'parent_id', h.parent_id) from held_alerts h
+          where h.subject_id = ${monitorId} and h.reason = 'dependency' and h.parent_id is not null
+            and h.payload #>> '{data,incident_id}' = incidents.id::text
+          limit 1) as joined
+      from incidents where monitor_id = ${monitorId}
+      union all
+      select id, 'regional', started_at, ended_at, cause, regions, evidence, '[]'::json, null::json
+      from regional_incidents where monitor_id = ${monitorId}
+    ) i
+    order by started_at desc, id
     limit ${page.per_page} offset ${offsetOf(page)}`;
   const total =
-    rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from incidents where monitor_id = ${monitorId}`)[0]!.n;
+    rows[0]?.total ??
+    (
+      await sql<{ n: number }[]>`
+        select (select count(*) from incidents where monitor_id = ${monitorId})
+          + (select count(*) from regional_incidents where monitor_id = ${monitorId}) as n`
+    )[0]!.n;
   const items: z.infer<typeof IncidentView>[] = rows.map((r) => ({
     id: r.id,
+    scope: r.scope,
     started_at: formatTimestamp(r.started_at),
     ended_at: formatTimestamp(r.ended_at),
     duration: Math.max(0, r.duration),
@@ -78,7 +94,7 @@ export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery
     dependents: r.dependents.map((d) => ({ ...d, down_at: formatTimestamp(d.down_at) })),
     joined: r.joined,
   }));
-  return { items, total };
+  return { items, total: Number(total) };
 }
 
 // Reads behind the dashboard's charts and the status page. The monitors are read within one

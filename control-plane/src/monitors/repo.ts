@@ -23,11 +23,13 @@ export interface MonitorRecord {
   confirm_up: number;
   flap_threshold: number | null;
   flap_window_seconds: number;
+  alert_regional: boolean;
   follow_redirects: boolean;
   tags: string[];
   status: number;
   flapping_since: string | null;
   flap_last_change_at: string | null;
+  regional_regions: string[] | null;
   last_checked_at: string | null;
   created_at: string;
   updated_at: string;
@@ -103,6 +105,8 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     flap_window_seconds: r.flap_window_seconds,
     flapping_since: r.flapping_since ? formatTimestamp(r.flapping_since) : null,
     depends_on: r.depends_on,
+    alert_regional: r.alert_regional,
+    failing_regions: r.regional_regions ?? [],
     integration_ids: r.integration_ids,
     follow_redirects: r.follow_redirects,
     tags: r.tags,
@@ -212,18 +216,18 @@ export async function findRecord(sql: Sql, id: string, projectIds: readonly stri
 
 export type MonitorWrite = Omit<
   MonitorRecord,
-  'id' | 'status' | 'last_checked_at' | 'created_at' | 'updated_at' | 'flapping_since' | 'flap_last_change_at'
+  'id' | 'status' | 'last_checked_at' | 'created_at' | 'updated_at' | 'flapping_since' | 'flap_last_change_at' | 'regional_regions'
 >;
 
 export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
       active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, flap_threshold, flap_window_seconds,
-      follow_redirects, tags)
+      alert_regional, follow_redirects, tags)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
       ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.flap_threshold},
-      ${m.flap_window_seconds}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[])
+      ${m.flap_window_seconds}, ${m.alert_regional}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[])
     returning id`;
   return row!.id;
 }
@@ -236,6 +240,7 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       interval_seconds = ${m.interval_seconds}, timeout_seconds = ${m.timeout_seconds},
       regions = ${m.regions ? db.array(m.regions) : null}::text[], quorum = ${m.quorum}, confirm_down = ${m.confirm_down},
       confirm_up = ${m.confirm_up}, flap_threshold = ${m.flap_threshold}, flap_window_seconds = ${m.flap_window_seconds},
+      alert_regional = ${m.alert_regional},
       follow_redirects = ${m.follow_redirects},
       tags = ${arrayLiteral(m.tags)}::text[], updated_at = now()
     where id = ${id}`;

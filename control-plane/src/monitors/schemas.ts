@@ -82,6 +82,11 @@ const writable = {
     .max(86_400)
     .describe('Extension: the window flapping is counted over, and how long without a change settles it. Default 600.'),
   depends_on: dependsOnField,
+  alert_regional: z
+    .boolean()
+    .describe(
+      'Extension: also send regional incidents (failing in some regions, fewer than the quorum: the monitor stays up) to the integrations, as monitor.regional_down and monitor.regional_up. Default false: they are recorded and shown, not sent.',
+    ),
   integration_ids: z.array(z.uuid()).max(100).describe("Extension: integrations of the same project that receive this monitor's alerts."),
   follow_redirects: z.boolean().describe('Extension: follow up to 5 redirects.'),
   tags,
@@ -126,6 +131,7 @@ export const MonitorCreateBody = z
     flap_threshold: writable.flap_threshold.optional(),
     flap_window_seconds: writable.flap_window_seconds.default(600),
     depends_on: writable.depends_on.optional(),
+    alert_regional: writable.alert_regional.default(false),
     integration_ids: writable.integration_ids.optional(),
     follow_redirects: writable.follow_redirects.default(true),
     tags: writable.tags.optional(),
@@ -166,6 +172,10 @@ export const Monitor = z
     flap_window_seconds: z.number().int(),
     flapping_since: z.string().nullable().describe('Extension: when it started flapping; null when it is not.'),
     depends_on: z.array(SubjectRefSchema).describe('Extension: the monitors and heartbeats it depends on (none: an empty list).'),
+    alert_regional: z.boolean().describe('Extension: regional incidents are sent too.'),
+    failing_regions: z
+      .array(z.string())
+      .describe('Extension: the regions of its open regional incident (failing there, fewer than the quorum); empty when none.'),
     integration_ids: z.array(z.uuid()),
     follow_redirects: z.boolean(),
     tags: z.array(z.string()).describe('Extension: the labels of the monitor, in lower case (none: an empty list).'),
@@ -204,6 +214,11 @@ export const CheckResultView = z
 export const IncidentView = z
   .object({
     id: z.uuid(),
+    scope: z
+      .enum(['global', 'regional'])
+      .describe(
+        'Extension: global, the monitor was down (counts against uptime); regional, it failed in some regions, fewer than its quorum, and stayed up (not counted; sent only when the monitor has alert_regional).',
+      ),
     started_at: z.string(),
     ended_at: z.string().nullable(),
     duration: z.number().int().describe('Seconds, up to now while the incident is open.'),

@@ -66,6 +66,7 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     confirm_up: body.confirm_up ?? 1,
     flap_threshold: body.flap_threshold ?? null,
     flap_window_seconds: body.flap_window_seconds ?? 600,
+    alert_regional: body.alert_regional ?? false,
     follow_redirects: body.follow_redirects,
     tags: body.tags ?? [],
   };
@@ -117,6 +118,7 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     confirm_up: body.confirm_up ?? current.confirm_up,
     flap_threshold: body.flap_threshold === undefined ? current.flap_threshold : body.flap_threshold,
     flap_window_seconds: body.flap_window_seconds ?? current.flap_window_seconds,
+    alert_regional: body.alert_regional ?? current.alert_regional,
     follow_redirects: body.follow_redirects ?? current.follow_redirects,
     tags: body.tags ?? current.tags,
   };

@@ -63,6 +63,12 @@ export function messageFor(e: Pick<DomainEvent, 'kind' | 'subject' | 'data'>): s
     }
     case 'monitor.up':
       return `Monitor "${name}" is up again${after}.`;
+    case 'monitor.regional_down': {
+      const regions = list(e.data.regions);
+      return `Monitor "${name}" is failing in ${regions.length > 0 ? regions.join(', ') : 'some regions'} (fewer regions than its quorum: it is up elsewhere): ${causeOf(e.data) ?? 'checks are failing'}.`;
+    }
+    case 'monitor.regional_up':
+      return `Monitor "${name}" passes in every region again${after}.`;
     case 'monitor.flapping':
       return `Monitor "${name}" is flapping: ${num(e.data.changes) ?? 'many'} changes within ${formatDuration(num(e.data.window_seconds) ?? 0)}; it is ${e.data.status === 'down' ? 'down' : 'up'} now. Its changes are not sent one by one until it settles.`;
     case 'monitor.settled':
@@ -139,15 +145,16 @@ export function render(n: Notification): Rendered {
     if (value !== undefined && value !== '') fields.push({ label, value });
   };
   const name = n.subject.name;
-  const tone: Tone = n.event.endsWith('.down')
-    ? 'down'
-    : n.event.endsWith('.up')
-      ? 'up'
-      : n.event === 'monitor.settled' || n.event === 'alerts.grouped'
-        ? d.status === 'down'
-          ? 'down'
-          : 'up'
-        : 'info';
+  const tone: Tone =
+    n.event.endsWith('.down') || n.event === 'monitor.regional_down'
+      ? 'down'
+      : n.event.endsWith('.up') || n.event === 'monitor.regional_up'
+        ? 'up'
+        : n.event === 'monitor.settled' || n.event === 'alerts.grouped'
+          ? d.status === 'down'
+            ? 'down'
+            : 'up'
+          : 'info';
   let title = name;
   if (n.event === 'alerts.grouped') {
     const alerts = Array.isArray(d.alerts) ? (d.alerts as { subject?: { name?: unknown }; occurred_at?: unknown }[]) : [];
@@ -159,6 +166,13 @@ export function render(n: Notification): Rendered {
     add('URL', str(d.url));
     add('Now', d.status === 'down' ? 'down' : 'up');
     add('Flapping since', str(d.flapping_since));
+  } else if (n.event === 'monitor.regional_down' || n.event === 'monitor.regional_up') {
+    title = tone === 'down' ? `Monitor ${name} is failing in some regions` : `Monitor ${name} passes in every region again`;
+    add('URL', str(d.url));
+    add('Regions', list(d.regions).join(', '));
+    if (tone === 'down') add('Cause', causeOf(d));
+    const duration = num(d.duration_seconds);
+    if (duration !== undefined) add('For', formatDuration(duration));
   } else if (n.subject.type === 'monitor' || n.subject.type === 'heartbeat') {
     const what = n.subject.type === 'monitor' ? 'Monitor' : 'Heartbeat';
     title = tone === 'down' ? `${what} ${name} is down` : tone === 'up' ? `${what} ${name} is up` : `${what} ${name}`;

@@ -1,4 +1,4 @@
-import { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import { DomainEvent, regionalKinds } from '../../../shared/src/contracts/events.ts';
 import { nameUuid } from '../../../shared/src/name-uuid.ts';
 import { childTiming, heartbeatUpAt, incidentEnd, parentIncidents, parentRows } from '../dependencies/repo.ts';
 import { decideDependent, recoveryGraceMs, settleMs, type DependentDecision } from '../dependencies/rules.ts';
@@ -55,8 +55,20 @@ export async function routeAlerts(tx: Db, events: readonly DomainEvent[], now: D
     heldCount++;
   };
   for (const e of events) {
-    const direction = e.kind.endsWith('.down') ? 'down' : 'up';
     const at = Date.parse(e.occurred_at);
+    if (regionalKinds.has(e.kind)) {
+      // A regional incident of a monitor that asks for them: sent unless a maintenance window covers it.
+      const inWindow = decideAlert({
+        direction: 'down',
+        occurredAt: at,
+        windows: cov.covering(e.project_id, e.subject),
+        downUnsent: false,
+      });
+      if (inWindow.action === 'hold') settled.push(e.id);
+      else route.push(e);
+      continue;
+    }
+    const direction = e.kind.endsWith('.down') ? 'down' : 'up';
     if (direction === 'up') {
       const downs = await held.unsentDowns(tx, e.subject.id);
       const decision = decideAlert({ direction, occurredAt: at, windows: [], downUnsent: downs.length > 0 });

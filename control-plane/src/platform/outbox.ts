@@ -6,12 +6,21 @@ import type { NatsConnection } from '../../../shared/src/nats.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
 import { arrayLiteral, type Db, type Sql, type Statement } from './db/sql.ts';
 
-/** Records an event in the same transaction as the state change it reports. */
-export async function recordEvent(tx: Db, event: Omit<DomainEvent, 'id'> & { id?: string }): Promise<DomainEvent> {
+/**
+ * Records an event in the same transaction as the state change it reports. An alert (one the
+ * notify role routes: the alert kinds, or one the caller says is, such as a regional incident of
+ * a monitor that asks for them) waits for its deliveries; any other is marked notified at once.
+ */
+export async function recordEvent(
+  tx: Db,
+  event: Omit<DomainEvent, 'id'> & { id?: string },
+  opts: { alert?: boolean } = {},
+): Promise<DomainEvent> {
   const full = DomainEvent.parse({ ...event, id: event.id ?? randomUUID() });
+  const alert = opts.alert ?? alertKinds.has(full.kind);
   await tx`
     insert into outbox_events (id, project_id, kind, payload, notified_at)
-    values (${full.id}, ${full.project_id}, ${full.kind}, ${tx.json(full as never)}, case when ${alertKinds.has(full.kind)} then null else now() end)`;
+    values (${full.id}, ${full.project_id}, ${full.kind}, ${tx.json(full as never)}, case when ${alert} then null else now() end)`;
   return full;
 }
 

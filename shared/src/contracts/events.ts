@@ -6,6 +6,8 @@ export const eventKinds = [
   'monitor.up',
   'monitor.flapping',
   'monitor.settled',
+  'monitor.regional_down',
+  'monitor.regional_up',
   'heartbeat.down',
   'heartbeat.up',
   'heartbeat.late',
@@ -21,6 +23,9 @@ export const EventKind = z.enum(eventKinds);
 /** The kinds that notify a resource's integrations (trigger calls make their deliveries themselves). */
 export const alertKinds: ReadonlySet<string> = new Set<EventKind>(['monitor.down', 'monitor.up', 'heartbeat.down', 'heartbeat.up']);
 export type EventKind = z.infer<typeof EventKind>;
+
+/** A monitor's regional incident opening or closing: an alert only for monitors that ask (`alert_regional`). */
+export const regionalKinds: ReadonlySet<string> = new Set<EventKind>(['monitor.regional_down', 'monitor.regional_up']);
 
 /**
  * A domain event, published on `<ns>.events.<project_id>.<kind>` with `Nats-Msg-Id` = `id`.

@@ -1,5 +1,6 @@
 import type { Db } from '../../platform/db/sql.ts';
-import type { AppliedChange, CloseIncident, IncidentChange, OpenIncident } from './rules.ts';
+import type { RegionalChange } from './regional.ts';
+import type { AppliedChange, AppliedRegional, CloseIncident, IncidentChange, OpenIncident, RegionEvidence } from './rules.ts';
 
 /**
  * Applies one change of incidents/rules.ts to a monitor's incidents, in the caller's transaction.
@@ -27,4 +28,41 @@ async function closeIncident(tx: Db, monitorId: string, change: CloseIncident): 
     where monitor_id = ${monitorId} and ended_at is null
     returning id, floor(extract(epoch from (ended_at - started_at)))::int as duration`;
   return incident ? { ...change, incident_id: incident.id, duration_seconds: incident.duration } : null;
+}
+
+/**
+ * Applies a regional change (incidents/regional.ts) and mirrors the open incident's regions on the
+ * monitor, in the caller's transaction. Null when there was nothing to do (one already open, none
+ * left to close); a widening is applied and returned, but records no event.
+ */
+export async function applyRegionalChange(
+  tx: Db,
+  monitorId: string,
+  change: RegionalChange,
+  evidence: readonly RegionEvidence[],
+): Promise<AppliedRegional | null> {
+  if (change.type === 'open') {
+    const [row] = await tx<{ id: string }[]>`
+      insert into regional_incidents (monitor_id, started_at, cause, regions, evidence)
+      values (${monitorId}, ${change.started_at}, ${change.cause}, ${tx.array(change.regions)}::text[], ${tx.json(evidence as never)})
+      on conflict (monitor_id) where ended_at is null do nothing
+      returning id`;
+    await tx`update monitors set regional_regions = ${tx.array(change.regions)}::text[] where id = ${monitorId}`;
+    return row ? { ...change, incident_id: row.id, evidence: [...evidence] } : null;
+  }
+  if (change.type === 'widen') {
+    const [row] = await tx<{ id: string }[]>`
+      update regional_incidents set regions = ${tx.array(change.regions)}::text[]
+      where monitor_id = ${monitorId} and ended_at is null returning id`;
+    await tx`update monitors set regional_regions = ${tx.array(change.regions)}::text[] where id = ${monitorId}`;
+    return row ? { ...change, incident_id: row.id } : null;
+  }
+  await tx`update monitors set regional_regions = null where id = ${monitorId}`;
+  const [row] = await tx<{ id: string; regions: string[]; duration: number }[]>`
+    update regional_incidents set ended_at = greatest(started_at, ${change.ended_at}::timestamptz)
+    where monitor_id = ${monitorId} and ended_at is null
+    returning id, regions, floor(extract(epoch from (ended_at - started_at)))::int as duration`;
+  return row
+    ? { type: 'close', incident_id: row.id, ended_at: change.ended_at, regions: row.regions, duration_seconds: row.duration }
+    : null;
 }

@@ -86,7 +86,7 @@ function transitionInstant({ evaluation }: IncidentInput, now: Date): string {
 }
 
 /** The regions that voted or abstained, in region order. */
-function evidenceOf({ evaluation: e, votes }: IncidentInput): RegionEvidence[] {
+export function evidenceOf({ evaluation: e, votes }: IncidentInput): RegionEvidence[] {
   const abstained = new Set(e.abstained);
   const voting = new Set(e.voting);
   return votes
@@ -130,5 +130,47 @@ export function incidentEvent(monitor: EventMonitor, applied: AppliedChange): Om
     project_id: monitor.project_id,
     subject,
     data: { url, incident_id: applied.incident_id, duration_seconds: applied.duration_seconds },
+  };
+}
+
+/** A regional change as the repo applied it. */
+export type AppliedRegional =
+  | { type: 'open'; incident_id: string; started_at: string; regions: string[]; cause: string; evidence: RegionEvidence[] }
+  | { type: 'widen'; incident_id: string; regions: string[] }
+  | { type: 'close'; incident_id: string; ended_at: string; regions: string[]; duration_seconds: number };
+
+/** The event of a regional incident opening (monitor.regional_down) or closing (monitor.regional_up); a widening has none. */
+export function regionalEvent(monitor: EventMonitor, applied: Exclude<AppliedRegional, { type: 'widen' }>): Omit<DomainEvent, 'id'> {
+  const url = withoutUrlCredentials(monitor.url);
+  const subject = { type: 'monitor' as const, id: monitor.id, name: monitor.name };
+  if (applied.type === 'close') {
+    return {
+      kind: 'monitor.regional_up',
+      occurred_at: applied.ended_at,
+      project_id: monitor.project_id,
+      subject,
+      data: {
+        url,
+        scope: 'regional',
+        regions: applied.regions,
+        incident_id: applied.incident_id,
+        duration_seconds: applied.duration_seconds,
+      },
+    };
+  }
+  return {
+    kind: 'monitor.regional_down',
+    occurred_at: applied.started_at,
+    project_id: monitor.project_id,
+    subject,
+    data: {
+      url,
+      scope: 'regional',
+      regions: applied.regions,
+      cause: applied.cause,
+      incident_id: applied.incident_id,
+      started_at: applied.started_at,
+      evidence: applied.evidence,
+    },
   };
 }

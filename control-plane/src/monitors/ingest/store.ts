@@ -2,8 +2,9 @@ import type { CheckResult } from '../../../../shared/src/contracts/monitoring.ts
 import type { DomainEvent } from '../../../../shared/src/contracts/events.ts';
 import type { Db, Sql } from '../../platform/db/sql.ts';
 import { recordEvent } from '../../platform/outbox.ts';
-import { applyIncidentChange } from '../incidents/repo.ts';
-import { incidentChanges, incidentEvent, type EventMonitor } from '../incidents/rules.ts';
+import { regionalChange, type RegionalChange, type RegionalState } from '../incidents/regional.ts';
+import { applyIncidentChange, applyRegionalChange } from '../incidents/repo.ts';
+import { evidenceOf, incidentChanges, incidentEvent, regionalEvent, type EventMonitor, type RegionEvidence } from '../incidents/rules.ts';
 import {
   evaluateMonitor,
   staleAfter,
@@ -28,6 +29,9 @@ interface VoteRow {
   verdict_prior_since: number | null;
   verdict_dir: -1 | 0 | 1;
   verdict_round: number | null;
+  /** The regions of the open regional incident (null: none open). */
+  regional_regions: string[] | null;
+  alert_regional: boolean;
   region: string | null;
   ok: boolean | null;
   /** scheduled_at, epoch milliseconds. */
@@ -45,6 +49,8 @@ interface Subject {
   interval_seconds: number;
   policy: VerdictPolicy;
   streak: Streak;
+  regional: RegionalState;
+  alertRegional: boolean;
 }
 
 /**
@@ -109,7 +115,7 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
           total_ms_max = greatest(c.total_ms_max, excluded.total_ms_max)
       ), touched as (
         select m.id, m.status, m.interval_seconds, m.quorum, m.confirm_down, m.confirm_up,
-          m.verdict_prior, m.verdict_prior_since, m.verdict_dir, m.verdict_round
+          m.verdict_prior, m.verdict_prior_since, m.verdict_dir, m.verdict_round, m.regional_regions, m.alert_regional
         from (select distinct monitor_id from ins) i
         join monitors m on m.id = i.monitor_id
         where m.active
@@ -123,12 +129,14 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
       )
       select t.id as monitor_id, t.status, t.interval_seconds, t.quorum, t.confirm_down, t.confirm_up,
         t.verdict_prior, t.verdict_dir, (extract(epoch from t.verdict_prior_since) * 1000)::float8 as verdict_prior_since,
-        (extract(epoch from t.verdict_round) * 1000)::float8 as verdict_round,
+        (extract(epoch from t.verdict_round) * 1000)::float8 as verdict_round, t.regional_regions, t.alert_regional,
         v.region, v.ok, (extract(epoch from v.scheduled_at) * 1000)::float8 as at, v.error, v.status_code, v.total_ms,
         h.state = 'degraded' as abstain
       from touched t left join current v on v.monitor_id = t.id
       left join region_health h on h.region = v.region`;
-    return applyEvaluations(tx, evaluate(rows, now), now);
+    const { outcomes, regional } = evaluate(rows, now);
+    const events = await applyEvaluations(tx, outcomes, now);
+    return regional.length === 0 ? events : [...events, ...(await applyRegional(tx, regional))];
   });
 }
 
@@ -138,8 +146,17 @@ interface Outcome {
   votes: RegionVote[];
 }
 
-/** The status rule over each monitor's votes; the monitors whose status or counted rounds change. */
-function evaluate(rows: readonly VoteRow[], now: Date): Outcome[] {
+interface RegionalPlan {
+  monitor: Subject;
+  change: RegionalChange;
+  evidence: RegionEvidence[];
+}
+
+/**
+ * The status rule over each monitor's votes: the monitors whose status or counted rounds change,
+ * and those whose regional incident opens, widens or closes.
+ */
+function evaluate(rows: readonly VoteRow[], now: Date): { outcomes: Outcome[]; regional: RegionalPlan[] } {
   const byMonitor = new Map<string, { monitor: Subject; votes: RegionVote[] }>();
   for (const r of rows) {
     let entry = byMonitor.get(r.monitor_id);
@@ -150,6 +167,8 @@ function evaluate(rows: readonly VoteRow[], now: Date): Outcome[] {
         interval_seconds: r.interval_seconds,
         policy: { quorum: r.quorum, confirmDown: r.confirm_down, confirmUp: r.confirm_up },
         streak: { prior: r.verdict_prior, priorSince: r.verdict_prior_since ?? 0, dir: r.verdict_dir, round: r.verdict_round ?? 0 },
+        regional: r.regional_regions,
+        alertRegional: r.alert_regional,
       };
       entry = { monitor, votes: [] };
       byMonitor.set(r.monitor_id, entry);
@@ -167,13 +186,39 @@ function evaluate(rows: readonly VoteRow[], now: Date): Outcome[] {
     }
   }
   const outcomes: Outcome[] = [];
+  const regional: RegionalPlan[] = [];
   for (const { monitor, votes } of byMonitor.values()) {
     const evaluation = evaluateMonitor(monitor.status, votes, now, staleAfter(monitor.interval_seconds), monitor.policy, monitor.streak);
     if (evaluation.status !== monitor.status || (countsRounds(monitor.policy) && evaluation.streak !== monitor.streak)) {
       outcomes.push({ monitor, evaluation, votes });
     }
+    const change = regionalChange(evaluation, votes, monitor.regional, now);
+    if (change) regional.push({ monitor, change, evidence: change.type === 'open' ? evidenceOf({ evaluation, votes }) : [] });
   }
-  return outcomes;
+  return { outcomes, regional };
+}
+
+/**
+ * Regional incidents opened, widened or closed, with their events (recorded as alerts for the
+ * monitors that ask for them). The monitor's `regional_regions` mirrors the open incident, so the
+ * next batch reads it with the monitor.
+ */
+async function applyRegional(tx: Db, plans: readonly RegionalPlan[]): Promise<DomainEvent[]> {
+  const details = new Map(
+    (
+      await tx<EventMonitor[]>`
+        select id, project_id, name, url from monitors where id = any(${plans.map((p) => p.monitor.id)}::uuid[])`
+    ).map((m) => [m.id, m]),
+  );
+  const events: DomainEvent[] = [];
+  for (const { monitor, change, evidence } of plans) {
+    const applied = await applyRegionalChange(tx, monitor.id, change, evidence);
+    const named = details.get(monitor.id);
+    if (applied && applied.type !== 'widen' && named) {
+      events.push(await recordEvent(tx, regionalEvent(named, applied), { alert: monitor.alertRegional }));
+    }
+  }
+  return events;
 }
 
 /** Only a monitor that confirms over several rounds needs its rounds kept between batches. */

@@ -13,11 +13,13 @@ const PagerDutyConfig = z.strictObject({
 });
 
 /**
- * One PagerDuty incident per monitor incident (per heartbeat down period): the down event opens
- * it, the up event resolves it with the same key. Anything else opens an incident of its own.
+ * One PagerDuty incident per monitor incident (per heartbeat down period, per regional incident):
+ * the down event opens it, the up event resolves it with the same key. Anything else opens an
+ * incident of its own.
  */
 export function dedupKey(n: Notification): string {
   const incident = typeof n.data.incident_id === 'string' ? `:${n.data.incident_id}` : '';
+  if (n.event === 'monitor.regional_down' || n.event === 'monitor.regional_up') return `uptime:monitor:${n.subject.id}:regional${incident}`;
   if (n.subject.type === 'monitor') return `uptime:monitor:${n.subject.id}${incident}`;
   if (n.subject.type === 'heartbeat') return `uptime:heartbeat:${n.subject.id}`;
   return `uptime:event:${n.id}`;
