@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
+import { storeResults } from '../../control-plane/src/monitors/ingest/store.ts';
 import { startNotifyRole, type NotifyRole } from '../../control-plane/src/notifications/role.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
@@ -11,11 +12,12 @@ import { eventually, readStream } from '../harness/streams.ts';
 import { domainEvent, recordAlert } from './helpers.ts';
 
 /**
- * Flapping and dependencies on heartbeats in the router (ADR 0030), with a real notify role on
+ * Flapping, dependencies on heartbeats and regional incidents in the router (ADR 0030, ADR 0031),
+ * with a real notify role on
  * real Postgres and a webhook sink. The role's clock is the test's; the events carry their own
  * occurred_at, and the monitor's incidents are written as ingest writes them.
  */
-describe('flapping monitors and heartbeat parents in the router', () => {
+describe('flapping, heartbeat parents and regional incidents in the router', () => {
   let cp: TestControlPlane;
   let ada: TestAccount;
   let api: Call;
@@ -190,5 +192,54 @@ describe('flapping monitors and heartbeat parents in the router', () => {
         .map((s) => `${s.event} ${s.subject.id}`),
       [`monitor.down ${m.id}`],
     );
+  });
+
+  it('sends a regional incident only for a monitor that asks for them', async () => {
+    const create = async (name: string, alert_regional: boolean) => {
+      const res = await api('POST', '/monitors', {
+        name,
+        url: 'https://example.com',
+        project_id: ada.project_id,
+        regions: ['eu', 'us', 'ap'],
+        alert_regional,
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.equal(res.body.data.alert_regional, alert_regional);
+      return res.body.data.id as string;
+    };
+    const quiet = await create('quiet', false);
+    const loud = await create('loud', true);
+    const slot = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    const results = (id: string, s: Date, euOk: boolean) =>
+      ['eu', 'us', 'ap'].map((region) => ({
+        monitor_id: id,
+        region,
+        agent_id: `agent-${region}`,
+        scheduled_at: s.toISOString(),
+        checked_at: new Date(s.getTime() + 10).toISOString(),
+        ok: region !== 'eu' || euOk,
+        status_code: region !== 'eu' || euOk ? 200 : 503,
+        timings: { dns: 1, connect: 1, tls: 0, ttfb: 3, total: 8 },
+        error: region !== 'eu' || euOk ? null : { class: 'status' as const, message: 'HTTP 503' },
+        attempts: 1,
+      }));
+    const before = sink.requests.length;
+    await storeResults(cp.db.sql, [...results(quiet, slot, false), ...results(loud, slot, false)], new Date(slot.getTime() + 1_000));
+    await routed();
+    const later = new Date(slot.getTime() + 60_000);
+    await storeResults(cp.db.sql, [...results(quiet, later, true), ...results(loud, later, true)], new Date(later.getTime() + 1_000));
+    await routed();
+    const got = sent().slice(before);
+    assert.deepEqual(
+      got.map((s) => `${s.event} ${s.subject.id}`),
+      [`monitor.regional_down ${loud}`, `monitor.regional_up ${loud}`],
+    );
+    assert.deepEqual(got[0]!.data.regions, ['eu']);
+    // Both are on EVENTS, and on the monitors' incident lists.
+    for (const id of [quiet, loud]) {
+      const [incident] = (await api('GET', `/monitors/${id}/incidents`)).body.data;
+      assert.deepEqual([incident.scope, incident.regions, incident.duration], ['regional', ['eu'], 60]);
+      assert.equal((await api('GET', `/monitors/${id}`)).body.data.status, 1, 'the monitor stayed up');
+    }
   });
 });
