@@ -148,4 +148,19 @@ describe('dashboard: dependencies, flapping and grouping', () => {
     await web.submit('/app/settings/project', '/app/settings/project/alerting', { alert_group_seconds: '' });
     assert.equal((await api('GET', `/projects/${ada.project_id}`)).body.data.alert_group_seconds, null);
   });
+
+  it('sends regional incidents when asked on the form, and marks them on the monitor page', async () => {
+    const created = await web.submit('/app/monitors/new', '/app/monitors', { ...monitorFields, name: 'Worldwide', alert_regional: 'on' });
+    assert.equal(created.status, 303, created.text.slice(0, 500));
+    const id = created.location!.split('/').at(-1)!;
+    assert.equal((await api('GET', `/monitors/${id}`)).body.data.alert_regional, true);
+    await cp.db
+      .sql`insert into regional_incidents (monitor_id, started_at, cause, regions) values (${id}, now() - interval '3 minutes', 'HTTP 503', '{eu-west}')`;
+    await cp.db.sql`update monitors set regional_regions = '{eu-west}' where id = ${id}`;
+    const page = await web.get(`/app/monitors/${id}`);
+    assert.match(page.text, /data-testid="regional"/);
+    assert.match(page.text, /data-testid="failing-regions">failing in eu-west</);
+    const edit = await web.get(`/app/monitors/${id}/edit`);
+    assert.match(edit.text, /name="alert_regional" value="on"\s+checked/);
+  });
 });

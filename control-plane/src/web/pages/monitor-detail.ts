@@ -61,7 +61,12 @@ function incidentsTable(items: Incidents, now: Date): Html {
         html`<tr>
           <td class="when">${timeTag(i.started_at, relativeTime(new Date(i.started_at), now))}</td>
           <td class="nowrap">
-            ${i.ended_at ? formatDuration(i.duration) : html`<span class="pill down">Ongoing · ${formatDuration(i.duration)}</span>`}
+            ${
+              i.ended_at
+                ? formatDuration(i.duration)
+                : html`<span class="pill ${i.scope === 'regional' ? 'late' : 'down'}">Ongoing · ${formatDuration(i.duration)}</span>`
+            }
+            ${i.scope === 'regional' ? html`<div><span class="tag" data-testid="regional" title="Failing in some regions, fewer than the quorum: the monitor stayed up">Regional</span></div>` : ''}
           </td>
           <td>
             ${i.cause || html`<span class="faint">–</span>`}
@@ -127,6 +132,7 @@ function live(m: Monitor, range: ChartRange, chart: Html, results: Results, inci
         <div class="value">
           ${monitorPill(m.status, true)}
           ${m.flapping_since ? html`<span class="pill late" data-testid="flapping" title="Since ${m.flapping_since}">Flapping</span>` : ''}
+          ${m.failing_regions.length > 0 ? html`<div class="faint" data-testid="failing-regions">failing in ${m.failing_regions.join(', ')}</div>` : ''}
         </div>
       </div>
       <div class="stat">

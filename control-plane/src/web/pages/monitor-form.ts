@@ -72,6 +72,7 @@ interface Values {
   dependsOn: SubjectRef[];
   flapThreshold: string;
   flapWindow: string;
+  alertRegional: boolean;
 }
 
 function valuesOf(m: Monitor | undefined): Values {
@@ -94,6 +95,7 @@ function valuesOf(m: Monitor | undefined): Values {
     dependsOn: m?.depends_on ?? [],
     flapThreshold: m?.flap_threshold == null ? '' : String(m.flap_threshold),
     flapWindow: String(Math.round((m?.flap_window_seconds ?? 600) / 60)),
+    alertRegional: m?.alert_regional ?? false,
   };
 }
 
@@ -119,6 +121,7 @@ function formValues(form: Form, hasPassword: boolean): Values {
     dependsOn: chosenDependencies(form),
     flapThreshold: text(form, 'flap_threshold'),
     flapWindow: text(form, 'flap_window_minutes'),
+    alertRegional: text(form, 'alert_regional') === 'on',
   };
 }
 
@@ -181,6 +184,7 @@ function monitorForm(
         ${field({ name: 'confirm_down', label: 'Failing rounds before down', type: 'number', value: v.confirmDown, min: 1, max: 10, errors: e, help: 'Consecutive checks of every region.' })}
         ${field({ name: 'confirm_up', label: 'Passing rounds before up', type: 'number', value: v.confirmUp, min: 1, max: 10, errors: e })}
       </div>
+      ${checkbox({ name: 'alert_regional', label: 'Also send regional incidents', checked: v.alertRegional, help: 'Failing in some regions, fewer than needed: the monitor stays up. Always recorded and shown; sent only when ticked.' })}
     </fieldset>
     <fieldset>
       <legend>Fewer, better alerts</legend>
@@ -232,6 +236,7 @@ function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
     follow_redirects: text(form, 'follow_redirects') === 'on',
     integration_ids: chosenIntegrations(form),
     depends_on: chosenDependencies(form),
+    alert_regional: text(form, 'alert_regional') === 'on',
     tags: text(form, 'tags')
       .split(',')
       .map((t) => t.trim())
