@@ -45,9 +45,29 @@ describe('retention of history', () => {
       await db.sql`
         insert into trigger_events (trigger_id, message, outcome, integrations, fired_at)
         values (${triggerId}, ${String(age)}, 'dispatched', 1, ${daysAgo(age)})`;
+      // A held alert settled that long ago, and one still held (never deleted, whatever its age).
+      for (const status of ['released', 'held']) {
+        await db.sql`
+          insert into held_alerts (event_id, project_id, subject_type, subject_id, kind, payload, occurred_at, release_at, status,
+            created_at, decided_at)
+          values (${randomUUID()}, ${ada.project_id}, 'heartbeat', ${randomUUID()}, 'heartbeat.down', '{}', ${daysAgo(age)},
+            ${daysAgo(age)}, ${status}, ${daysAgo(age)}, ${status === 'held' ? null : daysAgo(age)})`;
+      }
     }
     const deleted = await retention().run();
-    assert.deepEqual(deleted, { 'check results': 3, 'published events': 1, 'finished deliveries': 1, 'trigger calls': 1 });
+    assert.deepEqual(deleted, {
+      'check results': 3,
+      'published events': 1,
+      'finished deliveries': 1,
+      'settled held alerts': 1,
+      'trigger calls': 1,
+    });
+    const held = await db.sql<{ status: string; age: number }[]>`
+      select status, round(extract(epoch from (${now} - created_at)) / 86400)::int as age from held_alerts order by status, age`;
+    assert.deepEqual(
+      held.map((h) => `${h.status} ${h.age}`),
+      ['held 29', 'held 31', 'held 89', 'held 91', 'released 29', 'released 31', 'released 89'],
+    );
     const ages = async (table: string, column: string) =>
       (
         await db.sql<

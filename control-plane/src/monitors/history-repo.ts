@@ -217,7 +217,8 @@ export async function responseSeries(
 
 /**
  * Uptime per UTC day over the last `days` days, from incidents (the same source as a monitor's
- * `uptime`): the share of the day, since the monitor was created, not inside an incident.
+ * `uptime`): the share of the day, since the monitor was created and outside maintenance windows,
+ * not inside an incident.
  */
 export async function dailyUptime(
   sql: Sql,
@@ -228,24 +229,29 @@ export async function dailyUptime(
 ): Promise<Map<string, DayUptime[]>> {
   const out = new Map<string, DayUptime[]>();
   if (monitorIds.length === 0) return out;
-  const rows = await sql<{ monitor_id: string; day: string; span: number; down: number }[]>`
+  const rows = await sql<{ monitor_id: string; day: string; watched: number; maintenance: number; down: number }[]>`
     select m.id as monitor_id, to_char(d.day, 'YYYY-MM-DD') as day,
-      extract(epoch from (least(d.day + interval '1 day', ${now}::timestamptz) - greatest(d.day, m.created_at)))::float8 as span,
-      coalesce(sum(case when i.id is null then 0 else extract(epoch from (
-        least(coalesce(i.ended_at, ${now}::timestamptz), d.day + interval '1 day', ${now}::timestamptz) - greatest(i.started_at, d.day, m.created_at)
-      )) end), 0)::float8 as down
+      extract(epoch from (w.hi - w.lo))::float8 as watched,
+      multirange_seconds(mr.ranges * tstzmultirange(tstzrange(w.lo, greatest(w.lo, w.hi)))) as maintenance,
+      -- Time inside maintenance windows counts neither as down nor as time watched (ADR 0029).
+      monitor_down_seconds(m.id, w.lo, greatest(w.lo, w.hi), mr.ranges) as down
     from monitors m
+    cross join lateral (
+      select maintenance_ranges(m.project_id, m.id, greatest(m.created_at, date_trunc('day', ${now}::timestamptz) - make_interval(days => ${days - 1})),
+        ${now}::timestamptz) as ranges
+    ) mr
     cross join generate_series(
       date_trunc('day', ${now}::timestamptz) - make_interval(days => ${days - 1}),
       date_trunc('day', ${now}::timestamptz), interval '1 day') as d(day)
-    left join incidents i on i.monitor_id = m.id
-      and i.started_at < d.day + interval '1 day' and coalesce(i.ended_at, ${now}::timestamptz) > greatest(d.day, m.created_at)
+    cross join lateral (select greatest(d.day, m.created_at) as lo, least(d.day + interval '1 day', ${now}::timestamptz) as hi) w
     where m.id = any(${sql.array([...monitorIds])}::uuid[]) and m.project_id = ${projectId}
-    group by m.id, m.created_at, d.day
     order by m.id, d.day`;
   for (const r of rows) {
     const list = out.get(r.monitor_id) ?? [];
-    list.push({ day: r.day, uptime: r.span <= 0 ? null : Math.max(0, Math.min(100, 100 * (1 - r.down / r.span))) });
+    const span = r.watched - r.maintenance;
+    // A day before the monitor existed has no figure; one spent entirely in maintenance is whole.
+    const uptime = r.watched <= 0 ? null : span <= 0 ? 100 : Math.max(0, Math.min(100, 100 * (1 - r.down / span)));
+    list.push({ day: r.day, uptime });
     out.set(r.monitor_id, list);
   }
   return out;
@@ -296,12 +302,7 @@ export async function uptimeWindows(
     select m.id as monitor_id, d.days,
       (extract(epoch from (${ts}::timestamptz - w.since)) - multirange_seconds(mw.ranges))::float8 as span,
       -- Time inside maintenance windows counts neither as down nor as time watched (ADR 0029).
-      coalesce((select sum(multirange_seconds(tstzmultirange(tstzrange(i.lo, greatest(i.lo, i.hi))) - mw.ranges))
-                from (select greatest(started_at, w.since) as lo, least(coalesce(ended_at, ${ts}::timestamptz), ${ts}::timestamptz) as hi
-                      from (select started_at, ended_at from incidents where monitor_id = m.id and started_at > w.since
-                            union all
-                            (select started_at, ended_at from incidents where monitor_id = m.id and started_at <= w.since order by started_at desc limit 1)) x
-                      where coalesce(x.ended_at, ${ts}::timestamptz) > w.since) i), 0)::float8 as down
+      monitor_down_seconds(m.id, w.since, ${ts}::timestamptz, mw.ranges) as down
     from monitors m
     cross join unnest(array[1, 7, 30]) as d(days)
     cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - make_interval(days => d.days)) as since) w

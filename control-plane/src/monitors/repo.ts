@@ -63,15 +63,8 @@ function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``
       (select count(*)::int from incidents i where i.monitor_id = m.id) as incidents_count,
       coalesce((select floor(extract(epoch from (coalesce(i.ended_at, ${ts}::timestamptz) - i.started_at)))::int
                 from incidents i where i.monitor_id = m.id order by i.started_at desc limit 1), 0) as last_incident_duration,
-      -- Incidents of a monitor never overlap: those in the window are the ones started inside it
-      -- and at most one started before it.
       -- Time inside maintenance windows counts neither as down nor as time watched (ADR 0029).
-      coalesce((select sum(multirange_seconds(tstzmultirange(tstzrange(i.lo, greatest(i.lo, i.hi))) - mw.ranges))
-                from (select greatest(started_at, w.since) as lo, least(coalesce(ended_at, ${ts}::timestamptz), ${ts}::timestamptz) as hi
-                      from (select started_at, ended_at from incidents where monitor_id = m.id and started_at > w.since
-                            union all
-                            (select started_at, ended_at from incidents where monitor_id = m.id and started_at <= w.since order by started_at desc limit 1)) x
-                      where coalesce(x.ended_at, ${ts}::timestamptz) > w.since) i), 0)::float8 as down_seconds,
+      monitor_down_seconds(m.id, w.since, ${ts}::timestamptz, mw.ranges) as down_seconds,
       (extract(epoch from (${ts}::timestamptz - w.since)) - multirange_seconds(mw.ranges))::float8 as window_seconds,
       greatest(m.last_checked_at, (select max(r.checked_at) from monitor_regions r where r.monitor_id = m.id)) as last_checked_at
       ${extra}

@@ -1,5 +1,5 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
-import { arrayLiteral, type Db } from '../platform/db/sql.ts';
+import { arrayLiteral, type Db, type Sql } from '../platform/db/sql.ts';
 
 /** An alert held because it occurred inside a maintenance window (migration 0017). */
 export interface HeldAlert {
@@ -198,4 +198,16 @@ export async function claimDueGroups(tx: Db, now: Date): Promise<(HeldAlert & { 
     order by release_at, project_id, occurred_at
     limit 10000
     for update skip locked`;
+}
+
+/**
+ * Deletes up to `limit` held alerts settled before `cutoff` (retention): released, recovered or
+ * dropped, never one still held. A parent's incident lists its dependents from these rows, so
+ * they go with the rest of the history.
+ */
+export async function pruneSettledHolds(sql: Sql, cutoff: string, limit: number): Promise<number> {
+  const { count } = await sql`
+    delete from held_alerts where event_id = any(array(
+      select event_id from held_alerts where status <> 'held' and coalesce(decided_at, created_at) < ${cutoff} limit ${limit}))`;
+  return count;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '../../../shared/src/logger.ts';
 import { pruneResults } from '../monitors/repo.ts';
+import { pruneSettledHolds } from '../notifications/held-repo.ts';
 import { pruneFinishedDeliveries } from '../notifications/repo.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { prunePublishedEvents } from '../platform/outbox.ts';
@@ -17,7 +18,8 @@ export interface RetentionDays {
 
 /**
  * What is deleted, each kind by its own age column and by the domain that owns it: raw check
- * results; events once published and routed; deliveries once delivered or dead; trigger calls.
+ * results; events once published and routed; deliveries once delivered or dead; held alerts once
+ * settled; trigger calls.
  * A delivery row is also what makes an event's notifications idempotent: it must outlive the
  * event in EVENTS (30 days), which the setting's lower bound guarantees.
  */
@@ -25,6 +27,7 @@ const kinds = [
   { what: 'check results', days: (d: RetentionDays) => d.results, prune: pruneResults },
   { what: 'published events', days: (d: RetentionDays) => d.history, prune: prunePublishedEvents },
   { what: 'finished deliveries', days: (d: RetentionDays) => d.history, prune: pruneFinishedDeliveries },
+  { what: 'settled held alerts', days: (d: RetentionDays) => d.history, prune: pruneSettledHolds },
   { what: 'trigger calls', days: (d: RetentionDays) => d.history, prune: pruneCalls },
 ];
 
