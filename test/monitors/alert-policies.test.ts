@@ -10,6 +10,7 @@ import {
   type ParentFacts,
 } from '../../control-plane/src/dependencies/rules.ts';
 import { decideFlap, settled, type FlapDecision } from '../../control-plane/src/monitors/flapping.ts';
+import { pagerDutyEvents } from '../../control-plane/src/notifications/channels/pagerduty.ts';
 import { groupDelivery, groupRelease } from '../../control-plane/src/notifications/grouping.ts';
 
 const t0 = Date.parse('2026-11-26T12:00:00Z');
@@ -189,5 +190,36 @@ describe('the grouping rule', () => {
     assert.deepEqual(groupDelivery({ members: 31, integrationType: 'webhook' }), { mode: 'grouped' });
     assert.deepEqual(groupDelivery({ members: 1, integrationType: 'slack' }), { mode: 'single' });
     assert.deepEqual(groupDelivery({ members: 31, integrationType: 'pagerduty' }), { mode: 'single' });
+  });
+});
+
+describe('PagerDuty calls for the alert policies', () => {
+  const base = {
+    id: '0b5e7c8a-1f7e-4a8e-9c1c-0d3b1c7f5a10',
+    message: 'm',
+    occurred_at: '2026-11-26T12:00:00.000Z',
+    project: { id: '5f0c3a0e-8d2b-4a4b-9d3e-2c1f0a9b8c7d', name: 'Shop' },
+    subject: { type: 'monitor' as const, id: '7c1e2d3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f', name: 'api' },
+  };
+  const key = `uptime:monitor:${base.subject.id}`;
+  const calls = (event: string, data: Record<string, unknown>) =>
+    pagerDutyEvents({ ...base, event, data }, 'R0123456789abcdefghijklmnopqrstu', 'critical').map((e) => [e.event_action, e.dedup_key]);
+
+  it('opens a flapping incident of its own, and resolves it when the monitor settles', () => {
+    assert.deepEqual(calls('monitor.flapping', { status: 'down' }), [['trigger', `${key}:flapping`]]);
+    assert.deepEqual(calls('monitor.settled', { status: 'up' }), [['resolve', `${key}:flapping`]]);
+  });
+
+  it('settled down: resolves the flapping incident and opens one for the outage, which its next up resolves', () => {
+    assert.deepEqual(calls('monitor.settled', { status: 'down', incident_id: 'inc-9' }), [
+      ['resolve', `${key}:flapping`],
+      ['trigger', `${key}:inc-9`],
+    ]);
+    assert.deepEqual(calls('monitor.up', { incident_id: 'inc-9' }), [['resolve', `${key}:inc-9`]]);
+  });
+
+  it('keys a regional incident apart from the outages', () => {
+    assert.deepEqual(calls('monitor.regional_down', { incident_id: 'r-1', regions: ['eu'] }), [['trigger', `${key}:regional:r-1`]]);
+    assert.deepEqual(calls('monitor.regional_up', { incident_id: 'r-1' }), [['resolve', `${key}:regional:r-1`]]);
   });
 });

@@ -20,6 +20,7 @@ const PagerDutyConfig = z.strictObject({
 export function dedupKey(n: Notification): string {
   const incident = typeof n.data.incident_id === 'string' ? `:${n.data.incident_id}` : '';
   if (n.event === 'monitor.regional_down' || n.event === 'monitor.regional_up') return `uptime:monitor:${n.subject.id}:regional${incident}`;
+  if (n.event === 'monitor.flapping' || n.event === 'monitor.settled') return `uptime:monitor:${n.subject.id}:flapping`;
   if (n.subject.type === 'monitor') return `uptime:monitor:${n.subject.id}${incident}`;
   if (n.subject.type === 'heartbeat') return `uptime:heartbeat:${n.subject.id}`;
   return `uptime:event:${n.id}`;
@@ -47,13 +48,27 @@ export function pagerDutyEvent(n: Notification, routingKey: string, severity: st
   };
 }
 
+/**
+ * The Events API calls for one notification: one, but for a flapping monitor settling, which
+ * resolves its "flapping" incident and, when it settled down, opens one for its outage (keyed by
+ * the outage's incident, so the monitor's next up resolves it).
+ */
+export function pagerDutyEvents(n: Notification, routingKey: string, severity: string) {
+  if (n.event !== 'monitor.settled') return [pagerDutyEvent(n, routingKey, severity)];
+  const resolve = { routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey(n) };
+  if (n.data.status !== 'down' || typeof n.data.incident_id !== 'string') return [resolve];
+  return [resolve, pagerDutyEvent({ ...n, event: 'monitor.down' }, routingKey, severity)];
+}
+
 export const pagerduty: ChannelSpec<typeof PagerDutyConfig> = {
   type: 'pagerduty',
   config: PagerDutyConfig,
   secrets: ['routing_key'],
   create: ({ http }) => ({
     async send({ notification, config }) {
-      await http.post(config.events_url, { json: pagerDutyEvent(notification, config.routing_key, config.severity) });
+      for (const event of pagerDutyEvents(notification, config.routing_key, config.severity)) {
+        await http.post(config.events_url, { json: event });
+      }
     },
   }),
 };
