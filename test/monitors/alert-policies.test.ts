@@ -182,7 +182,16 @@ describe('the grouping rule', () => {
       { occurredAt: t0 + 5_000, windowMs: 30_000, openReleases: [t0 + 60_000, t0 + 30_000] },
       t0 + 30_000,
     ],
-    ['a change before a group opened does not join it', { occurredAt: t0 - 1, windowMs: 30_000, openReleases: [t0 + 30_000] }, t0 + 29_999],
+    [
+      'a change routed late that occurred a moment before the group opened joins it',
+      { occurredAt: t0 - 1, windowMs: 30_000, openReleases: [t0 + 30_000] },
+      t0 + 30_000,
+    ],
+    [
+      'a change more than a window before the group opened opens its own',
+      { occurredAt: t0 - 30_001, windowMs: 30_000, openReleases: [t0 + 30_000] },
+      t0 - 1,
+    ],
   ];
   for (const [name, input, expected] of rows) it(name, () => assert.equal(groupRelease(input), expected));
 

@@ -196,7 +196,9 @@ describe('dependencies and grouped alerts end to end', () => {
       assert.equal(
         sent.length,
         2,
-        `one message per integration, got ${JSON.stringify(sent.map((b) => [b.event, b.data.count, b.data.status, b.subject.id]))}`,
+        `one message per integration, got ${JSON.stringify(
+          sent.map((b) => [b.event, b.data.count, (b.data.alerts as { occurred_at: string }[] | undefined)?.map((a) => a.occurred_at)]),
+        )}`,
       );
       for (const path of ['/fleet-ops', '/fleet-chat']) {
         const [request] = sink.requests.filter((r) => r.url === path);

@@ -1,11 +1,14 @@
 /**
  * The grouping rule (ADR 0030): the monitors' changes of a project that groups alerts are held
- * from the first one for the project's window, then sent together. A change joins the group
- * open at its own time (one whose window, [release - window, release), holds it); otherwise it
- * opens a group that releases a window after it. Decided from the event's own occurred_at.
+ * from the first one for the project's window, then sent together. A change joins a group still
+ * open when it is routed if it occurred before the group's release and at most one window before
+ * the group's first change: changes of one storm reach the router out of their own order (each is
+ * dated from the start of its failing run, and confirmed at its own pace), so one that occurred a
+ * moment before the group's first still belongs to it. Otherwise it opens a group that releases a
+ * window after it. Decided from the event's own occurred_at.
  */
 export function groupRelease(f: { occurredAt: number; windowMs: number; openReleases: readonly number[] }): number {
-  const open = f.openReleases.filter((r) => r - f.windowMs <= f.occurredAt && f.occurredAt < r).sort((a, b) => a - b);
+  const open = f.openReleases.filter((r) => r - 2 * f.windowMs <= f.occurredAt && f.occurredAt < r).sort((a, b) => a - b);
   return open[0] ?? f.occurredAt + f.windowMs;
 }
 
