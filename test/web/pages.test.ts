@@ -48,6 +48,8 @@ describe('dashboard pages', () => {
       `/app/heartbeats/${h.id}/edit`,
       '/app/triggers',
       '/app/triggers/new',
+      '/app/maintenance',
+      '/app/maintenance/new',
       '/app/integrations',
       '/app/integrations/new',
       '/app/integrations/new?type=email',

@@ -27,6 +27,7 @@ import { statusPageRoutes } from './pages/status-page.ts';
 import { badgeActionRoutes, badgeRoutes } from './pages/badges.ts';
 import { switchRoutes } from './pages/switch.ts';
 import { triggerRoutes } from './pages/triggers.ts';
+import { maintenanceRoutes } from './pages/maintenance.ts';
 import { integrationRoutes } from './pages/integrations.ts';
 
 // Everything is served by us: scripts, styles and images from our own origin, nothing inline.
@@ -104,6 +105,7 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       heartbeatFormRoutes(signedIn, deps);
       heartbeatDetailRoutes(signedIn, deps);
       triggerRoutes(signedIn, deps);
+      maintenanceRoutes(signedIn, deps);
       integrationRoutes(signedIn, deps);
       tokenRoutes(signedIn, deps);
       memberRoutes(signedIn, deps);

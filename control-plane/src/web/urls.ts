@@ -13,6 +13,7 @@ export const urls = {
   heartbeat: (id: string) => `/app/heartbeats/${id}`,
   triggers: '/app/triggers',
   trigger: (id: string) => `/app/triggers/${id}`,
+  maintenance: '/app/maintenance',
   integrations: '/app/integrations',
   integration: (id: string) => `/app/integrations/${id}`,
   tokens: '/app/settings/tokens',
