@@ -134,6 +134,8 @@ describe('dashboard: dependencies, flapping and grouping', () => {
     assert.equal(res.status, 303, res.text.slice(0, 500));
     const id = res.location!.split('/').at(-1)!;
     assert.deepEqual((await api('GET', `/heartbeats/${id}`)).body.data.depends_on, [{ type: 'monitor', id: parent.id }]);
+    const page = await web.get(`/app/heartbeats/${id}`);
+    assert.match(page.text, new RegExp(`data-testid="depends-on"[^]*?<a href="/app/monitors/${parent.id}"\\s*>NFS</a`));
   });
 
   it("sets and clears the project's alert grouping from its settings", async () => {
