@@ -3,6 +3,7 @@ import { dependencyChoices, type SubjectRef } from '../dependencies/service.ts';
 import { fieldErrors } from './components.ts';
 import type { Form, WebDeps } from './context.ts';
 import { html, type Html } from './html.ts';
+import { urls } from './urls.ts';
 
 export type DependencyChoice = SubjectRef & { name: string };
 
@@ -60,4 +61,26 @@ export function chosenDependencies(form: Form): SubjectRef[] {
     const m = /^(monitor|heartbeat):([0-9a-f-]{36})$/i.exec(s);
     return m ? [{ type: m[1] as SubjectRef['type'], id: m[2]!.toLowerCase() }] : [];
   });
+}
+
+/** The names of a resource's parents, by id (read only when it has some). */
+export async function dependencyNames(
+  deps: WebDeps,
+  p: Principal,
+  projectId: string,
+  refs: readonly SubjectRef[],
+): Promise<ReadonlyMap<string, string>> {
+  if (refs.length === 0) return new Map();
+  return new Map((await dependencyChoices(deps.ctx.sql, p, projectId)).map((c) => [c.id, c.name]));
+}
+
+/** A resource's parents as links to their pages, or "nothing". */
+export function dependsOnLinks(refs: readonly SubjectRef[], names: ReadonlyMap<string, string>): Html {
+  if (refs.length === 0) return html`nothing`;
+  return html`${refs.map(
+    (d, i) =>
+      html`${i > 0 ? ', ' : ''}<a href="${d.type === 'monitor' ? urls.monitor(d.id) : urls.heartbeat(d.id)}"
+          >${names.get(d.id) ?? d.id}</a
+        >`,
+  )}`;
 }

@@ -26,7 +26,7 @@ import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
 import { dataTable } from '../table.ts';
-import { dependencyChoices } from '../../dependencies/service.ts';
+import { dependencyNames, dependsOnLinks } from '../dependency-choices.ts';
 import { urls } from '../urls.ts';
 import { badgeCard } from './badges.ts';
 
@@ -176,9 +176,7 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
       ${hb.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the heartbeat “${hb.name}”? Jobs calling its URLs will get 404.` })}`;
     const slug = await badgeSlug(ctx, principal, { heartbeatId: id });
-    const names = new Map(
-      hb.depends_on.length > 0 ? (await dependencyChoices(ctx.sql, principal, hb.project_id)).map((c) => [c.id, c.name]) : [],
-    );
+    const names = await dependencyNames(deps, principal, hb.project_id, hb.depends_on);
     return sendHtml(
       reply,
       render(
@@ -198,18 +196,7 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
                   <dt>Grace period</dt>
                   <dd>${formatDuration(hb.grace_period)}</dd>
                   <dt>Depends on</dt>
-                  <dd data-testid="depends-on">
-                    ${
-                      hb.depends_on.length > 0
-                        ? hb.depends_on.map(
-                            (d, i) =>
-                              html`${i > 0 ? ', ' : ''}<a href="${d.type === 'monitor' ? urls.monitor(d.id) : urls.heartbeat(d.id)}"
-                                  >${names.get(d.id) ?? d.id}</a
-                                >`,
-                          )
-                        : 'nothing'
-                    }
-                  </dd>
+                  <dd data-testid="depends-on">${dependsOnLinks(hb.depends_on, names)}</dd>
                   <dt>Heartbeat id</dt>
                   <dd><code>${hb.id}</code></dd>
                 </dl>

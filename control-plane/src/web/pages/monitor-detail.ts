@@ -13,7 +13,7 @@ import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
 import { setFlash } from '../../accounts/sessions.ts';
 import { dataTable } from '../table.ts';
-import { dependencyChoices } from '../../dependencies/service.ts';
+import { dependencyNames, dependsOnLinks } from '../dependency-choices.ts';
 import { urls } from '../urls.ts';
 import { defaultChartRange } from '../chart-range.ts';
 import { badgeCard } from './badges.ts';
@@ -198,18 +198,7 @@ function details(m: Monitor, names: ReadonlyMap<string, string>): Html {
           round${m.confirm_up === 1 ? '' : 's'}
         </dd>
         <dt>Depends on</dt>
-        <dd data-testid="depends-on">
-          ${
-            m.depends_on.length > 0
-              ? m.depends_on.map(
-                  (d, i) =>
-                    html`${i > 0 ? ', ' : ''}<a href="${d.type === 'monitor' ? urls.monitor(d.id) : urls.heartbeat(d.id)}"
-                        >${names.get(d.id) ?? d.id}</a
-                      >`,
-                )
-              : 'nothing'
-          }
-        </dd>
+        <dd data-testid="depends-on">${dependsOnLinks(m.depends_on, names)}</dd>
         <dt>Flapping</dt>
         <dd>
           ${m.flap_threshold === null ? 'not detected' : `more than ${m.flap_threshold} changes within ${formatDuration(m.flap_window_seconds)}`}
@@ -254,9 +243,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
       ${monitor.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the monitor “${monitor.name}” and its history?` })}`;
     const slug = await badgeSlug(ctx, principal, { monitorId: id });
-    const names = new Map(
-      monitor.depends_on.length > 0 ? (await dependencyChoices(ctx.sql, principal, monitor.project_id)).map((c) => [c.id, c.name]) : [],
-    );
+    const names = await dependencyNames(deps, principal, monitor.project_id, monitor.depends_on);
     return sendHtml(
       reply,
       render(
