@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
 import { storeResults } from '../../control-plane/src/monitors/ingest/store.ts';
+import { recordEvent } from '../../control-plane/src/platform/outbox.ts';
 import { startNotifyRole, type NotifyRole } from '../../control-plane/src/notifications/role.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
@@ -62,9 +63,10 @@ describe('flapping, heartbeat parents and regional incidents in the router', () 
       await role.route();
       const [row] = await cp.db.sql<{ n: number }[]>`
         select (select count(*) from outbox_events where notified_at is null)
+          + (select count(*) from held_alerts where status = 'held' and release_at <= ${new Date(clock)})
           + (select count(*) from deliveries where status in ('pending', 'sending')) as n`;
       return Number(row!.n) === 0;
-    }, 'routed and delivered');
+    }, 'routed, released and delivered');
   const sent = () =>
     sink.requests.map((r) => JSON.parse(r.body) as { event: string; subject: { id: string }; data: Record<string, unknown> });
 
@@ -240,6 +242,72 @@ describe('flapping, heartbeat parents and regional incidents in the router', () 
       const [incident] = (await api('GET', `/monitors/${id}/incidents`)).body.data;
       assert.deepEqual([incident.scope, incident.regions, incident.duration], ['regional', ['eu'], 60]);
       assert.equal((await api('GET', `/monitors/${id}`)).body.data.status, 1, 'the monitor stayed up');
+    }
+  });
+
+  it("groups a project's downs once however many routers release them, and never loses one routed after its group was sent", async () => {
+    clock = Date.now();
+    const project = (await api('POST', '/projects', { name: 'Grouped', alert_group_seconds: 30 })).body.data;
+    await api('POST', '/integrations', { project_id: project.id, name: 'ops', type: 'webhook', config: { url: `${sink.url}/grouped` } });
+    /** Monitors down at `occurred`, their incidents and events written in one transaction (routed together). */
+    const downs = async (names: string[], occurred: string) => {
+      const out: { type: 'monitor'; id: string; name: string }[] = [];
+      for (const name of names) {
+        const res = await api('POST', '/monitors', { name, url: 'https://example.com', project_id: project.id });
+        out.push({ type: 'monitor' as const, id: res.body.data.id as string, name });
+      }
+      await cp.db.sql.begin(async (tx) => {
+        for (const m of out) {
+          const [inc] = await tx<
+            { id: string }[]
+          >`insert into incidents (monitor_id, started_at) values (${m.id}, ${occurred}) returning id`;
+          await recordEvent(
+            tx,
+            domainEvent(project.id, { kind: 'monitor.down', subject: m, data: { incident_id: inc!.id }, occurred_at: occurred }),
+          );
+        }
+      });
+      return out;
+    };
+    const second = await startNotifyRole({
+      sql: cp.db.sql,
+      log: quietLog,
+      config: cp.config,
+      keys: cp.cp.keys,
+      pollMs: 60_000,
+      now: () => new Date(clock),
+    });
+    try {
+      const grouped = () =>
+        sink.requests
+          .filter((r) => r.url === '/grouped')
+          .map((r) => JSON.parse(r.body) as { event: string; subject: { id: string }; data: Record<string, unknown> });
+      const t = at(0);
+      const [a, b] = (await downs(['a', 'b'], t)).map((m) => m.id);
+      await routed();
+      assert.equal(grouped().length, 0, 'held for the window');
+      clock += 31_000;
+      // Both routers release at once: one message.
+      await Promise.all([role.route(), second.route()]);
+      await routed();
+      assert.deepEqual(
+        grouped().map((g) => [g.event, g.data.count]),
+        [['alerts.grouped', 2]],
+      );
+      assert.deepEqual(new Set((grouped()[0]!.data.alerts as { subject: { id: string } }[]).map((x) => x.subject.id)), new Set([a, b]));
+      // Two more downs that occurred at the same instant, routed after the group went out: a group
+      // of their own (sharing the first one's release time), not lost to it.
+      const [c, d] = (await downs(['c', 'd'], t)).map((m) => m.id);
+      await routed();
+      await routed();
+      const late = grouped().slice(1);
+      assert.deepEqual(
+        late.map((g) => [g.event, g.data.count]),
+        [['alerts.grouped', 2]],
+      );
+      assert.deepEqual(new Set((late[0]!.data.alerts as { subject: { id: string } }[]).map((x) => x.subject.id)), new Set([c, d]));
+    } finally {
+      await second.stop();
     }
   });
 });

@@ -232,6 +232,12 @@ export async function releaseDependents(tx: Db, now: Date, limit: number): Promi
  * dropped (its up was dropped with it, or will be).
  */
 export async function releaseGroups(tx: Db, now: Date): Promise<{ rows: number; released: number; deliveries: number }> {
+  // One router releases groups at a time: two claiming the rows of one group at once could each
+  // take part of it and send it as two messages. The other routers skip this pass.
+  const [{ mine }] = (await tx`select pg_try_advisory_xact_lock(hashtext('alert-group-release')) as mine`) as unknown as [
+    { mine: boolean },
+  ];
+  if (!mine) return { rows: 0, released: 0, deliveries: 0 };
   const due = await held.claimDueGroups(tx, now);
   const groups = new Map<string, typeof due>();
   for (const h of due) {
@@ -248,7 +254,15 @@ export async function releaseGroups(tx: Db, now: Date): Promise<{ rows: number; 
       if (await held.settleHeld(tx, h.event_id, send ? 'released' : 'dropped')) if (send && event.success) members.push(event.data);
     }
     released += members.length;
-    deliveries += await deliveriesForGroup(tx, nameUuid(`uptime-alert-group:${key}`), members);
+    // Named by its members: a repeat of this release adds nothing, and a later group that happens
+    // to share the release time (a change routed after its group was sent) is a group of its own.
+    const id = nameUuid(
+      `uptime-alert-group:${key}:${members
+        .map((m) => m.id)
+        .sort()
+        .join(',')}`,
+    );
+    deliveries += await deliveriesForGroup(tx, id, members);
   }
   return { rows: due.length, released, deliveries };
 }
