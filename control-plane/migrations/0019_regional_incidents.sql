@@ -17,3 +17,8 @@ alter table monitors
   add column regional_regions text[],
   -- Send regional incidents to the monitor's integrations too (monitor.regional_down / monitor.regional_up).
   add column alert_regional boolean not null default false;
+
+-- Since when a region's latest results have failed without a pass (null while it passes): a
+-- regional incident opens only once a failure has lasted long enough for a broken probe region to
+-- have been judged degraded first.
+alter table monitor_regions add column failing_since timestamptz;

@@ -4,12 +4,13 @@ import { regionalChange, type RegionalChange, type RegionalState } from '../../c
 import { evaluateMonitor, type MonitorHealth, type RegionVote } from '../../control-plane/src/monitors/status.ts';
 
 const t0 = Date.parse('2026-11-26T12:00:00Z');
-const now = new Date(t0 + 30_000);
-const vote = (region: string, ok: boolean, slot = 0): RegionVote => ({
+const now = new Date(t0 + 5 * 60_000);
+const vote = (region: string, ok: boolean, slot = 0, failingSince?: number): RegionVote => ({
   region,
   ok,
   scheduledAt: new Date(t0 + slot * 60_000),
   error: ok ? null : 'HTTP 503',
+  ...(failingSince !== undefined ? { failingSince: new Date(failingSince) } : {}),
 });
 const iso = (slot: number) => new Date(t0 + slot * 60_000).toISOString();
 
@@ -17,6 +18,22 @@ describe('regional incidents', () => {
   // [name, monitor status, votes, quorum, open regional state, expected change]
   const rows: [string, MonitorHealth, RegionVote[], number | null, RegionalState, RegionalChange | null][] = [
     ['every region passes: nothing', 1, [vote('eu', true), vote('us', true), vote('ap', true)], null, null, null],
+    [
+      'one of three has failed for less than the grace (its region may be about to be judged degraded): not yet',
+      1,
+      [vote('eu', false, 4, now.getTime() - 29_000), vote('us', true, 4), vote('ap', true, 4)],
+      null,
+      null,
+      null,
+    ],
+    [
+      'one of three has failed for the grace: opens, dated from when it began failing',
+      1,
+      [vote('eu', false, 4, now.getTime() - 30_000), vote('us', true, 4), vote('ap', true, 4)],
+      null,
+      null,
+      { type: 'open', started_at: new Date(now.getTime() - 30_000).toISOString(), regions: ['eu'], cause: 'HTTP 503' },
+    ],
     [
       'one of three fails (majority quorum): opens, dated from the failing check',
       1,

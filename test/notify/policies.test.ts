@@ -226,7 +226,8 @@ describe('flapping, heartbeat parents and regional incidents in the router', () 
         attempts: 1,
       }));
     const before = sink.requests.length;
-    await storeResults(cp.db.sql, [...results(quiet, slot, false), ...results(loud, slot, false)], new Date(slot.getTime() + 1_000));
+    // Evaluated 31 s after the failing check: past the grace a regional incident waits for.
+    await storeResults(cp.db.sql, [...results(quiet, slot, false), ...results(loud, slot, false)], new Date(slot.getTime() + 31_000));
     await routed();
     const later = new Date(slot.getTime() + 60_000);
     await storeResults(cp.db.sql, [...results(quiet, later, true), ...results(loud, later, true)], new Date(later.getTime() + 1_000));

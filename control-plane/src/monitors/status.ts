@@ -29,6 +29,8 @@ export interface RegionVote {
   checkedAt?: Date | null;
   /** The region is degraded: its vote is set aside. */
   abstain?: boolean;
+  /** Since when the region has failed without a pass (regional incidents); null or absent while it passes. */
+  failingSince?: Date | null;
 }
 
 export interface VerdictPolicy {

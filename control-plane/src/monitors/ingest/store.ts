@@ -41,6 +41,8 @@ interface VoteRow {
   total_ms: number | null;
   /** The region is degraded (region_health): its vote is set aside. */
   abstain: boolean | null;
+  /** Since when the region's results have failed without a pass, epoch milliseconds (null while it passes). */
+  failing_since: number | null;
 }
 
 interface Subject {
@@ -96,14 +98,16 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
         returning monitor_id, region, scheduled_at, checked_at, ok, total_ms, status_code,
           case when error_class is null then null else coalesce(error_message, error_class) end as error
       ), votes as (
-        insert into monitor_regions as v (monitor_id, region, ok, scheduled_at, error, checked_at, status_code, total_ms)
-        select distinct on (monitor_id, region) monitor_id, region, ok, scheduled_at, error, checked_at, status_code, total_ms
-        from ins order by monitor_id, region, scheduled_at desc
+        insert into monitor_regions as v (monitor_id, region, ok, scheduled_at, error, checked_at, status_code, total_ms, failing_since)
+        select distinct on (monitor_id, region) monitor_id, region, ok, scheduled_at, error, checked_at, status_code, total_ms,
+          case when ok then null else scheduled_at end as failing_since
+        from ins order by monitor_id, region, ins.scheduled_at desc
         on conflict (monitor_id, region) do update
           set ok = excluded.ok, scheduled_at = excluded.scheduled_at, error = excluded.error, checked_at = excluded.checked_at,
-            status_code = excluded.status_code, total_ms = excluded.total_ms
+            status_code = excluded.status_code, total_ms = excluded.total_ms,
+            failing_since = case when excluded.ok then null else coalesce(v.failing_since, excluded.failing_since) end
           where v.scheduled_at < excluded.scheduled_at
-        returning monitor_id, region, ok, scheduled_at, error, status_code, total_ms
+        returning monitor_id, region, ok, scheduled_at, error, status_code, total_ms, failing_since
       ), rollups as (
         insert into check_rollups as c (monitor_id, region, hour, checks, failures, total_ms_sum, total_ms_max)
         select monitor_id, region, date_trunc('hour', scheduled_at) as hour, count(*), count(*) filter (where not ok), sum(total_ms), max(total_ms)
@@ -121,9 +125,9 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
         where m.active
       ), current as (
         -- This statement does not see its own upsert: the votes it wrote, and the others as they were.
-        select monitor_id, region, ok, scheduled_at, error, status_code, total_ms from votes
+        select monitor_id, region, ok, scheduled_at, error, status_code, total_ms, failing_since from votes
         union all
-        select r.monitor_id, r.region, r.ok, r.scheduled_at, r.error, r.status_code, r.total_ms from monitor_regions r
+        select r.monitor_id, r.region, r.ok, r.scheduled_at, r.error, r.status_code, r.total_ms, r.failing_since from monitor_regions r
         where r.monitor_id in (select id from touched)
           and not exists (select 1 from votes v where v.monitor_id = r.monitor_id and v.region = r.region)
       )
@@ -131,6 +135,7 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
         t.verdict_prior, t.verdict_dir, (extract(epoch from t.verdict_prior_since) * 1000)::float8 as verdict_prior_since,
         (extract(epoch from t.verdict_round) * 1000)::float8 as verdict_round, t.regional_regions, t.alert_regional,
         v.region, v.ok, (extract(epoch from v.scheduled_at) * 1000)::float8 as at, v.error, v.status_code, v.total_ms,
+        (extract(epoch from v.failing_since) * 1000)::float8 as failing_since,
         h.state = 'degraded' as abstain
       from touched t left join current v on v.monitor_id = t.id
       left join region_health h on h.region = v.region`;
@@ -182,6 +187,7 @@ function evaluate(rows: readonly VoteRow[], now: Date): { outcomes: Outcome[]; r
         statusCode: r.status_code,
         totalMs: r.total_ms,
         abstain: r.abstain === true,
+        failingSince: r.failing_since === null ? null : new Date(r.failing_since),
       });
     }
   }
