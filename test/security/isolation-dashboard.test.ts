@@ -41,6 +41,7 @@ interface Owned {
   integration: string;
   token: string;
   member: string;
+  window: string;
 }
 
 /** Which fixture a path parameter names, by the route's address. */
@@ -49,6 +50,7 @@ const paramFixtures: [RegExp, keyof Owned][] = [
   [/^\/app\/heartbeats\/:id/, 'heartbeat'],
   [/^\/app\/triggers\/:id/, 'trigger'],
   [/^\/app\/integrations\/:id/, 'integration'],
+  [/^\/app\/maintenance\/:id/, 'window'],
   [/^\/app\/settings\/tokens\/:id/, 'token'],
   [/^\/app\/settings\/members\/:userId/, 'member'],
 ];
@@ -74,6 +76,7 @@ describe('dashboard isolation matrix', () => {
         (select string_agg(h::text, ',' order by h.id) from heartbeats h where h.project_id = ${owner.project_id}),
         (select string_agg(t::text, ',' order by t.id) from triggers t where t.project_id = ${owner.project_id}),
         (select string_agg(i::text, ',' order by i.id) from integrations i where i.project_id = ${owner.project_id}),
+        (select string_agg(w::text, ',' order by w.id) from maintenance_windows w where w.project_id = ${owner.project_id}),
         (select string_agg(concat(a.id, a.revoked_at), ',' order by a.id) from api_tokens a where a.user_id = ${owner.user_id}),
         (select string_agg(p::text, ',' order by p.id) from projects p where p.organization_id = ${owner.organization_id}),
         (select string_agg(concat(ms.user_id, ms.role), ',' order by ms.user_id) from memberships ms where ms.organization_id = ${owner.organization_id}),
@@ -125,6 +128,15 @@ describe('dashboard isolation matrix', () => {
       integration,
       token: token!.id,
       member: carol.user_id,
+      window: (
+        await api('POST', '/maintenance-windows', {
+          project_id,
+          name: `${marker}-window`,
+          starts_at: '2030-01-01T00:00:00Z',
+          ends_at: '2030-01-01T01:00:00Z',
+          whole_project: true,
+        })
+      ).body.data.id,
     };
   });
   after(() => cp.stop());
