@@ -30,6 +30,10 @@ const formFields = (projectId: string): Record<string, string> => ({
   grace_period: '120',
   timezone: 'UTC',
   default_message: 'changed',
+  starts_at: '2030-07-01T22:00',
+  ends_at: '2030-07-01T23:00',
+  scope: 'project',
+  active: 'on',
   email: 'nobody@example.test',
   project_id: projectId,
 });
@@ -39,6 +43,7 @@ interface Owned {
   heartbeat: string;
   trigger: string;
   integration: string;
+  maintenance: string;
   token: string;
   member: string;
 }
@@ -49,6 +54,7 @@ const paramFixtures: [RegExp, keyof Owned][] = [
   [/^\/app\/heartbeats\/:id/, 'heartbeat'],
   [/^\/app\/triggers\/:id/, 'trigger'],
   [/^\/app\/integrations\/:id/, 'integration'],
+  [/^\/app\/maintenance\/:id/, 'maintenance'],
   [/^\/app\/settings\/tokens\/:id/, 'token'],
   [/^\/app\/settings\/members\/:userId/, 'member'],
 ];
@@ -74,6 +80,7 @@ describe('dashboard isolation matrix', () => {
         (select string_agg(h::text, ',' order by h.id) from heartbeats h where h.project_id = ${owner.project_id}),
         (select string_agg(t::text, ',' order by t.id) from triggers t where t.project_id = ${owner.project_id}),
         (select string_agg(i::text, ',' order by i.id) from integrations i where i.project_id = ${owner.project_id}),
+        (select string_agg(w::text, ',' order by w.id) from maintenance_windows w where w.project_id = ${owner.project_id}),
         (select string_agg(concat(a.id, a.revoked_at), ',' order by a.id) from api_tokens a where a.user_id = ${owner.user_id}),
         (select string_agg(p::text, ',' order by p.id) from projects p where p.organization_id = ${owner.organization_id}),
         (select string_agg(concat(ms.user_id, ms.role), ',' order by ms.user_id) from memberships ms where ms.organization_id = ${owner.organization_id}),
@@ -123,6 +130,15 @@ describe('dashboard isolation matrix', () => {
         await api('POST', '/triggers', { project_id, name: `${marker}-trigger`, default_message: 'hi', integration_ids: [integration] })
       ).body.data.id,
       integration,
+      maintenance: (
+        await api('POST', '/maintenance-windows', {
+          project_id,
+          name: `${marker}-window`,
+          cron: '0 3 * * 0',
+          duration_seconds: 3600,
+          whole_project: true,
+        })
+      ).body.data.id,
       token: token!.id,
       member: carol.user_id,
     };
@@ -204,6 +220,7 @@ describe('dashboard isolation matrix', () => {
         r.url !== '/app/monitors/new' &&
         r.url !== '/app/heartbeats/new' &&
         r.url !== '/app/triggers/new' &&
+        r.url !== '/app/maintenance/new' &&
         r.url !== '/app/integrations/new'
       ) {
         const fragment = await request('GET', `${r.url}?fragment=1`, { cookie: s.cookie });

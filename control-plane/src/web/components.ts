@@ -56,7 +56,7 @@ export interface FieldOpts {
   name: string;
   label: string;
   value?: string | number | null | undefined;
-  type?: 'text' | 'email' | 'password' | 'url' | 'number';
+  type?: 'text' | 'email' | 'password' | 'url' | 'number' | 'datetime-local';
   help?: Child;
   errors?: Record<string, string[]>;
   /** Error keys shown under this field besides its own name (e.g. `valid_http_codes.0`). */

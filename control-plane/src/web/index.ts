@@ -20,6 +20,8 @@ import { monitorFormRoutes } from './pages/monitor-form.ts';
 import { heartbeatListRoutes } from './pages/heartbeats-list.ts';
 import { heartbeatDetailRoutes } from './pages/heartbeat-detail.ts';
 import { heartbeatFormRoutes } from './pages/heartbeat-form.ts';
+import { maintenanceRoutes } from './pages/maintenance.ts';
+import { maintenanceFormRoutes } from './pages/maintenance-form.ts';
 import { tokenRoutes } from './pages/tokens.ts';
 import { memberRoutes } from './pages/members.ts';
 import { projectSettingsRoutes } from './pages/project-settings.ts';
@@ -103,6 +105,8 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       heartbeatListRoutes(signedIn, deps);
       heartbeatFormRoutes(signedIn, deps);
       heartbeatDetailRoutes(signedIn, deps);
+      maintenanceRoutes(signedIn, deps);
+      maintenanceFormRoutes(signedIn, deps);
       triggerRoutes(signedIn, deps);
       integrationRoutes(signedIn, deps);
       tokenRoutes(signedIn, deps);
