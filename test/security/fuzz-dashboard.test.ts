@@ -61,6 +61,14 @@ const formFields = [
   'email',
   'project_id',
   'description',
+  'starts_at',
+  'ends_at',
+  'cron',
+  'duration_seconds',
+  'scope',
+  'monitor_ids',
+  'heartbeat_ids',
+  'active',
 ];
 const queryFields = ['fragment', 'type', 'next', 'page', 'per_page', 'region', 'range', 'project_id', 'expired', 'signed_out', 'tab'];
 
@@ -74,7 +82,7 @@ describe('fuzzing every dashboard route with a live session', () => {
 
   /** The real id a route's `:id` names, so that sharp inputs reach the page behind it. */
   const realIdFor = (url: string) => {
-    const kinds = ['/monitors/', '/heartbeats/', '/triggers/', '/integrations/'];
+    const kinds = ['/monitors/', '/heartbeats/', '/triggers/', '/integrations/', '/maintenance/'];
     const i = kinds.findIndex((k) => url.includes(k));
     return realIds[i === -1 ? kinds.length : i]!;
   };
@@ -98,6 +106,8 @@ describe('fuzzing every dashboard route with a live session', () => {
       (await api('POST', '/heartbeats', { project_id, name: 'h' })).body.data.id,
       (await api('POST', '/triggers', { project_id, name: 't', default_message: 'x', integration_ids: [integration] })).body.data.id,
       integration,
+      (await api('POST', '/maintenance-windows', { project_id, name: 'w', cron: '0 3 * * 0', duration_seconds: 3600, whole_project: true }))
+        .body.data.id,
       ada.user_id,
     ];
     routes = routesOf(app.routeTable, 'session').filter((r) => r.method !== 'HEAD');

@@ -30,6 +30,10 @@ const formFields = (projectId: string): Record<string, string> => ({
   grace_period: '120',
   timezone: 'UTC',
   default_message: 'changed',
+  starts_at: '2030-07-01T22:00',
+  ends_at: '2030-07-01T23:00',
+  scope: 'project',
+  active: 'on',
   email: 'nobody@example.test',
   project_id: projectId,
 });
@@ -39,9 +43,9 @@ interface Owned {
   heartbeat: string;
   trigger: string;
   integration: string;
+  maintenance: string;
   token: string;
   member: string;
-  window: string;
 }
 
 /** Which fixture a path parameter names, by the route's address. */
@@ -50,7 +54,7 @@ const paramFixtures: [RegExp, keyof Owned][] = [
   [/^\/app\/heartbeats\/:id/, 'heartbeat'],
   [/^\/app\/triggers\/:id/, 'trigger'],
   [/^\/app\/integrations\/:id/, 'integration'],
-  [/^\/app\/maintenance\/:id/, 'window'],
+  [/^\/app\/maintenance\/:id/, 'maintenance'],
   [/^\/app\/settings\/tokens\/:id/, 'token'],
   [/^\/app\/settings\/members\/:userId/, 'member'],
 ];
@@ -126,17 +130,17 @@ describe('dashboard isolation matrix', () => {
         await api('POST', '/triggers', { project_id, name: `${marker}-trigger`, default_message: 'hi', integration_ids: [integration] })
       ).body.data.id,
       integration,
-      token: token!.id,
-      member: carol.user_id,
-      window: (
+      maintenance: (
         await api('POST', '/maintenance-windows', {
           project_id,
           name: `${marker}-window`,
-          starts_at: '2030-01-01T00:00:00Z',
-          ends_at: '2030-01-01T01:00:00Z',
+          cron: '0 3 * * 0',
+          duration_seconds: 3600,
           whole_project: true,
         })
       ).body.data.id,
+      token: token!.id,
+      member: carol.user_id,
     };
   });
   after(() => cp.stop());
@@ -216,6 +220,7 @@ describe('dashboard isolation matrix', () => {
         r.url !== '/app/monitors/new' &&
         r.url !== '/app/heartbeats/new' &&
         r.url !== '/app/triggers/new' &&
+        r.url !== '/app/maintenance/new' &&
         r.url !== '/app/integrations/new'
       ) {
         const fragment = await request('GET', `${r.url}?fragment=1`, { cookie: s.cookie });

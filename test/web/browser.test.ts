@@ -212,6 +212,38 @@ describe('the dashboard in a browser', () => {
     }
   });
 
+  it('plans a one-off maintenance window from its form, which shows the fields of the kind chosen, and deletes it', async () => {
+    await signIn();
+    await page.click('a[href="/app/maintenance"]');
+    await page.click('text=New window');
+    assert.ok(await page.isVisible('input[name=starts_at]'));
+    assert.ok(!(await page.isVisible('input[name=cron]')), 'the recurring fields are hidden while "Once" is chosen');
+    await page.check('input[name=schedule_kind][value=recurring]');
+    assert.ok(await page.isVisible('input[name=cron]'));
+    assert.ok(!(await page.isVisible('input[name=starts_at]')));
+    await page.check('input[name=schedule_kind][value=one_off]');
+    await page.fill('input[name=name]', 'Database upgrade');
+    await page.fill('input[name=starts_at]', '2030-07-01T22:00');
+    await page.fill('input[name=ends_at]', '2030-07-02T01:30');
+    await page.fill('input[name=timezone]', 'Europe/Berlin');
+    await page.check('label:has-text("Checkout API") input[name=monitor_ids]');
+    await page.check('label:has-text("Nightly backup") input[name=heartbeat_ids]');
+    await shot('15-maintenance-form');
+    await Promise.all([page.waitForURL(`${cp.url}/app/maintenance`), page.click('button:has-text("Create window")')]);
+    const { body } = await apiClient(cp.url, account.token)('GET', `/maintenance-windows?project_id=${account.project_id}`);
+    assert.equal(body.data.length, 1);
+    const w = body.data[0];
+    assert.deepEqual([w.starts_at, w.ends_at], ['2030-07-01T20:00:00.000000Z', '2030-07-01T23:30:00.000000Z']);
+    assert.equal(w.monitor_ids.length, 1);
+    assert.equal(w.heartbeat_ids.length, 1);
+    const row = (await page.textContent(`tr[data-window="${w.id}"]`))!;
+    assert.match(row, /Database upgrade[\s\S]*2030-07-01 22:00[\s\S]*once, Europe\/Berlin[\s\S]*Checkout API[\s\S]*Nightly backup/);
+    await shot('16-maintenance-list');
+    await Promise.all([page.waitForURL(`${cp.url}/app/maintenance`), page.click(`tr[data-window="${w.id}"] button:has-text("Delete")`)]);
+    await page.waitForSelector('.flash:has-text("deleted")');
+    assert.equal((await apiClient(cp.url, account.token)('GET', `/maintenance-windows/${w.id}`)).status, 404);
+  });
+
   it('fits a phone screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn();

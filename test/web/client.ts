@@ -12,6 +12,9 @@ export interface WebResponse {
   setCookies: string[];
 }
 
+/** A form's fields; a list is a field repeated (checkboxes of one name). */
+export type Fields = Record<string, string | readonly string[]>;
+
 export function csrfOf(html: string): string {
   const m = /name="_csrf" value="([^"]+)"/.exec(html);
   if (!m) throw new Error('no CSRF token on the page');
@@ -47,12 +50,13 @@ export function webClient(baseUrl: string, opts: { headers?: Record<string, stri
     }
   };
 
-  async function request(
-    method: string,
-    path: string,
-    form?: Record<string, string>,
-    headers: Record<string, string> = {},
-  ): Promise<WebResponse> {
+  /** A field given a list is sent once per value, as a browser sends checked boxes of one name. */
+  const encode = (form: Fields) =>
+    new URLSearchParams(
+      Object.entries(form).flatMap(([k, v]): [string, string][] => (typeof v === 'string' ? [[k, v]] : v.map((x) => [k, x]))),
+    ).toString();
+
+  async function request(method: string, path: string, form?: Fields, headers: Record<string, string> = {}): Promise<WebResponse> {
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
     const res = await send(baseUrl + path, {
       ...(dispatcher ? { dispatcher } : {}),
@@ -64,7 +68,7 @@ export function webClient(baseUrl: string, opts: { headers?: Record<string, stri
         ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         ...headers,
       },
-      body: form ? new URLSearchParams(form).toString() : undefined,
+      body: form ? encode(form) : undefined,
     });
     const setCookies = res.headers.getSetCookie();
     remember(setCookies);
@@ -74,9 +78,9 @@ export function webClient(baseUrl: string, opts: { headers?: Record<string, stri
   const client = {
     jar,
     get: (path: string, headers?: Record<string, string>) => request('GET', path, undefined, headers),
-    post: (path: string, form: Record<string, string>, headers?: Record<string, string>) => request('POST', path, form, headers),
+    post: (path: string, form: Fields, headers?: Record<string, string>) => request('POST', path, form, headers),
     /** Submits a form the way a browser would: the CSRF token read from the page it is on. */
-    async submit(pagePath: string, action: string, fields: Record<string, string>): Promise<WebResponse> {
+    async submit(pagePath: string, action: string, fields: Fields): Promise<WebResponse> {
       const page = await client.get(pagePath);
       return client.post(action, { _csrf: csrfOf(page.text), ...fields });
     },

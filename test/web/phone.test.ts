@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { apiClient } from '../harness/api.ts';
 import { startWebhookSink, type Target } from '../harness/http.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -69,6 +70,28 @@ describe('the dashboard on a phone (375 px)', () => {
     await page.goto(`${cp.url}/app/settings/project`);
     await page.click('button:has-text("Turn on the status page")');
     statusPage = new URL((await page.getAttribute('[data-testid=open-status-page]', 'href'))!, cp.url).pathname;
+    // Maintenance: one running on the down monitor, one ahead of the heartbeat, a recurring one.
+    const api = apiClient(cp.url, ada.token);
+    const hour = 3_600_000;
+    const windows = [
+      {
+        name: 'Load balancer swap in the European region',
+        description: 'Search may answer slowly while traffic moves to the new load balancer.',
+        starts_at: new Date(Date.now() - hour).toISOString(),
+        ends_at: new Date(Date.now() + hour).toISOString(),
+        monitor_ids: [seeded.search.id, seeded.checkout.id],
+      },
+      {
+        name: 'Backup host move',
+        starts_at: new Date(Date.now() + 30 * hour).toISOString(),
+        ends_at: new Date(Date.now() + 32 * hour).toISOString(),
+        heartbeat_ids: [seeded.backup.id],
+        timezone: 'America/Argentina/Buenos_Aires',
+      },
+      { name: 'Sunday patching', cron: '0 3 * * 0', duration_seconds: 7200, timezone: 'Europe/Berlin', whole_project: true },
+    ];
+    const created: string[] = [];
+    for (const w of windows) created.push((await api('POST', '/maintenance-windows', { project_id: ada.project_id, ...w })).body.data.id);
 
     const pages: [string, string][] = [
       ['/', 'overview'],
@@ -82,6 +105,9 @@ describe('the dashboard on a phone (375 px)', () => {
       ['/app/heartbeats/new', 'heartbeat-new'],
       [`/app/heartbeats/${seeded.backup.id}`, 'heartbeat'],
       [`/app/heartbeats/${seeded.backup.id}/edit`, 'heartbeat-edit'],
+      ['/app/maintenance', 'maintenance'],
+      ['/app/maintenance/new', 'maintenance-new'],
+      [`/app/maintenance/${created[0]}/edit`, 'maintenance-edit'],
       ['/app/triggers', 'triggers'],
       ['/app/triggers/new', 'trigger-new'],
       [`/app/triggers/${seeded.trigger.id}`, 'trigger'],

@@ -40,7 +40,7 @@ function cronIterator(w: WindowSchedule, from: number) {
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 /** The zone's offset from UTC at `ms`, in milliseconds. */
-function offsetAt(tz: string, ms: number): number {
+export function offsetAt(tz: string, ms: number): number {
   let f = formats.get(tz);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {

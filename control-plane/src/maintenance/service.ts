@@ -6,7 +6,7 @@ import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
 import { recordEvent, type OutboxPublisher } from '../platform/outbox.ts';
 import * as repo from './repo.ts';
-import { currentOrNextRun, runAt, type WindowSchedule } from './schedule.ts';
+import { currentOrNextRun, firstStartAfter, maintenanceUntil, runAt, type WindowSchedule } from './schedule.ts';
 import {
   ANNOUNCE_DAYS,
   MAX_ONE_OFF_SECONDS,
@@ -200,6 +200,13 @@ export function boundaryEvent(
   };
 }
 
+/** Whether a window names this monitor or heartbeat (or covers its whole project). */
+const covers = (w: repo.WindowRecord, projectId: string, subject: { type: string; id: string }) =>
+  w.project_id === projectId &&
+  (w.whole_project ||
+    (subject.type === 'monitor' && w.monitor_ids.includes(subject.id)) ||
+    (subject.type === 'heartbeat' && w.heartbeat_ids.includes(subject.id)));
+
 /**
  * The windows of these projects, to ask which cover a monitor or heartbeat (the router's look-up,
  * in its transaction). Paused windows are left out.
@@ -211,17 +218,50 @@ export async function coverage(db: Db, projectIds: readonly string[]) {
     any: windows.length > 0,
     /** The windows covering one subject. */
     covering(projectId: string, subject: { type: string; id: string }): WindowSchedule[] {
-      return windows
-        .filter(
-          (w) =>
-            w.project_id === projectId &&
-            (w.whole_project ||
-              (subject.type === 'monitor' && w.monitor_ids.includes(subject.id)) ||
-              (subject.type === 'heartbeat' && w.heartbeat_ids.includes(subject.id))),
-        )
-        .map(scheduleOf);
+      return windows.filter((w) => covers(w, projectId, subject)).map(scheduleOf);
     },
   };
+}
+
+/** The maintenance of one monitor or heartbeat: the run covering it now, else the next one ahead. */
+export interface SubjectMaintenance {
+  in_progress: boolean;
+  starts_at: string;
+  /** When the subject leaves maintenance: runs of its windows that overlap or touch count as one. */
+  ends_at: string;
+  /** The window whose run it is (the oldest, when several cover the same instant). */
+  window: { id: string; name: string; timezone: string };
+}
+
+/** What a monitor's or a heartbeat's page says of its maintenance; null when no window covers it now or later. */
+export async function subjectMaintenance(
+  ctx: ApiContext,
+  p: Principal,
+  projectId: string,
+  subject: { type: 'monitor' | 'heartbeat'; id: string },
+): Promise<SubjectMaintenance | null> {
+  requireProject(p, projectId);
+  const now = ctx.now().getTime();
+  const windows = (await repo.windowsOfProjects(ctx.sql, [projectId]))
+    .filter((w) => w.active && covers(w, projectId, subject))
+    .map((w) => ({ w, schedule: scheduleOf(w) }));
+  const schedules = windows.map((x) => x.schedule);
+  const view = (w: repo.WindowRecord, in_progress: boolean, start: number): SubjectMaintenance => ({
+    in_progress,
+    starts_at: iso(start),
+    ends_at: iso(maintenanceUntil(schedules, in_progress ? now : start)!),
+    window: { id: w.id, name: w.name, timezone: w.timezone },
+  });
+  for (const { w, schedule } of windows) {
+    const run = runAt(schedule, now);
+    if (run) return view(w, true, run.start);
+  }
+  let next: { w: repo.WindowRecord; start: number } | null = null;
+  for (const { w, schedule } of windows) {
+    const start = firstStartAfter(schedule, now);
+    if (start !== null && (next === null || start < next.start)) next = { w, start };
+  }
+  return next && view(next.w, false, next.start);
 }
 
 /** What a status page announces: a window of the project running now or starting within ANNOUNCE_DAYS. */

@@ -20,6 +20,8 @@ import { monitorFormRoutes } from './pages/monitor-form.ts';
 import { heartbeatListRoutes } from './pages/heartbeats-list.ts';
 import { heartbeatDetailRoutes } from './pages/heartbeat-detail.ts';
 import { heartbeatFormRoutes } from './pages/heartbeat-form.ts';
+import { maintenanceRoutes } from './pages/maintenance.ts';
+import { maintenanceFormRoutes } from './pages/maintenance-form.ts';
 import { tokenRoutes } from './pages/tokens.ts';
 import { memberRoutes } from './pages/members.ts';
 import { projectSettingsRoutes } from './pages/project-settings.ts';
@@ -27,7 +29,6 @@ import { statusPageRoutes } from './pages/status-page.ts';
 import { badgeActionRoutes, badgeRoutes } from './pages/badges.ts';
 import { switchRoutes } from './pages/switch.ts';
 import { triggerRoutes } from './pages/triggers.ts';
-import { maintenanceRoutes } from './pages/maintenance.ts';
 import { integrationRoutes } from './pages/integrations.ts';
 
 // Everything is served by us: scripts, styles and images from our own origin, nothing inline.
@@ -104,8 +105,9 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       heartbeatListRoutes(signedIn, deps);
       heartbeatFormRoutes(signedIn, deps);
       heartbeatDetailRoutes(signedIn, deps);
-      triggerRoutes(signedIn, deps);
       maintenanceRoutes(signedIn, deps);
+      maintenanceFormRoutes(signedIn, deps);
+      triggerRoutes(signedIn, deps);
       integrationRoutes(signedIn, deps);
       tokenRoutes(signedIn, deps);
       memberRoutes(signedIn, deps);

@@ -11,7 +11,7 @@ export interface AssetHrefs {
 }
 
 export type NavKey =
-  'overview' | 'monitors' | 'heartbeats' | 'triggers' | 'maintenance' | 'integrations' | 'tokens' | 'members' | 'project';
+  'overview' | 'monitors' | 'heartbeats' | 'maintenance' | 'triggers' | 'integrations' | 'tokens' | 'members' | 'project';
 
 export interface Chrome {
   title: string;
@@ -25,8 +25,9 @@ const icons: Record<NavKey, string> = {
   overview: '<path d="M3 10.5 10 4l7 6.5V17a1 1 0 0 1-1 1h-4v-5H8v5H4a1 1 0 0 1-1-1z"/>',
   monitors: '<path d="M2 10h4l2-5 4 10 2-5h4"/>',
   heartbeats: '<path d="M10 17s-7-4.3-7-9a3.8 3.8 0 0 1 7-2 3.8 3.8 0 0 1 7 2c0 4.7-7 9-7 9z"/>',
+  maintenance:
+    '<path d="M12.6 3.2a4.2 4.2 0 0 0-4.9 5.5L2.8 13.6a1.8 1.8 0 0 0 2.6 2.6l4.9-4.9a4.2 4.2 0 0 0 5.5-4.9l-2.5 2.5-2.4-.6-.6-2.4z"/>',
   triggers: '<path d="M11 2 4 11h5l-1 7 7-9h-5z"/>',
-  maintenance: '<rect x="3" y="4" width="14" height="13" rx="1.5"/><path d="M3 8h14M7 2.5v3M13 2.5v3M8 12.5l1.5 1.5 3-3"/>',
   integrations: '<path d="M7 3v4M13 3v4M5 7h10v3a5 5 0 0 1-10 0zM10 15v3"/>',
   tokens: '<circle cx="7" cy="10" r="3.5"/><path d="M10.5 10H18v3M15 10v2"/>',
   members: '<circle cx="7.5" cy="7" r="3"/><path d="M2 17c0-3 2.5-5 5.5-5s5.5 2 5.5 5M13 4.5a3 3 0 0 1 0 5.5M15 12c2 .5 3 2.3 3 5"/>',
@@ -98,8 +99,8 @@ export function appPage(c: Chrome, body: Html): Html {
       ${navLink('overview', urls.home, 'Overview', c.active)}
       ${navLink('monitors', urls.monitors, 'Monitors', c.active)}
       ${navLink('heartbeats', urls.heartbeats, 'Heartbeats', c.active)}
-      ${navLink('triggers', urls.triggers, 'Triggers', c.active)}
       ${navLink('maintenance', urls.maintenance, 'Maintenance', c.active)}
+      ${navLink('triggers', urls.triggers, 'Triggers', c.active)}
       ${navLink('integrations', urls.integrations, 'Integrations', c.active)}
       <div class="nav-section">Settings</div>
       ${navLink('project', urls.project, 'Project', c.active)}

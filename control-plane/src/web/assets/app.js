@@ -95,7 +95,7 @@
     if (el.name === 'schedule_kind') showSchedule(el.form);
   });
 
-  // The heartbeat form shows the fields of the schedule kind chosen.
+  // The heartbeat and maintenance window forms show the fields of the schedule kind chosen.
   function showSchedule(form) {
     if (!form) return;
     var chosen = form.querySelector('[name="schedule_kind"]:checked');

@@ -4,6 +4,7 @@ import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
+import { subjectMaintenance } from '../../maintenance/service.ts';
 import type { PingLogEntry } from '../../heartbeats/pings/schemas.ts';
 import { PING_LOG_SIZE } from '../../heartbeats/pings/service.ts';
 import { heartbeatTimeline, type StatusChange, type TimelineEntry } from '../../heartbeats/timeline.ts';
@@ -29,6 +30,7 @@ import { dataTable } from '../table.ts';
 import { dependencyNames, dependsOnLinks } from '../dependency-choices.ts';
 import { urls } from '../urls.ts';
 import { badgeCard } from './badges.ts';
+import { maintenanceNote } from './maintenance.ts';
 
 /** Entries of the log the page shows. */
 const EVENTS_SHOWN = 50;
@@ -175,13 +177,16 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
     const actions = html`<a class="btn" href="${base}/edit">Edit</a>
       ${hb.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the heartbeat “${hb.name}”? Jobs calling its URLs will get 404.` })}`;
-    const slug = await badgeSlug(ctx, principal, { heartbeatId: id });
+    const [slug, covered] = await Promise.all([
+      badgeSlug(ctx, principal, { heartbeatId: id }),
+      subjectMaintenance(ctx, principal, hb.project_id, { type: 'heartbeat', id }),
+    ]);
     const names = await dependencyNames(deps, principal, hb.project_id, hb.depends_on);
     return sendHtml(
       reply,
       render(
         pc,
-        html`${pageHead(hb.name, { sub: heartbeatSchedule(hb), actions })}
+        html`${pageHead(hb.name, { sub: heartbeatSchedule(hb), actions })} ${maintenanceNote(covered)}
           <div data-live="${base}?fragment=1" data-live-every="5000">${body}</div>
           ${howToPing(hb)}
           <div class="two-col">

@@ -4,6 +4,7 @@ import { relativeTime } from '../../platform/http/time.ts';
 import { chartRanges, monitorChart, monitorIncidents, monitorRecentSpan, monitorResults, type ChartRange } from '../../monitors/history.ts';
 import type { Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
+import { subjectMaintenance } from '../../maintenance/service.ts';
 import { badgeSlug } from '../../status-pages/badges.ts';
 import { phaseBar, phaseLegend, responseChart } from '../charts.ts';
 import { formatDuration, formatMs, formatUptime, monitorPill, postButton, timeTag } from '../components.ts';
@@ -17,6 +18,7 @@ import { dependencyNames, dependsOnLinks } from '../dependency-choices.ts';
 import { urls } from '../urls.ts';
 import { defaultChartRange } from '../chart-range.ts';
 import { badgeCard } from './badges.ts';
+import { maintenanceNote } from './maintenance.ts';
 import { codesText } from './monitor-form.ts';
 
 type Results = Awaited<ReturnType<typeof monitorResults>>['items'];
@@ -242,7 +244,10 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
     const actions = html`<a class="btn" href="${base}/edit">Edit</a>
       ${monitor.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the monitor “${monitor.name}” and its history?` })}`;
-    const slug = await badgeSlug(ctx, principal, { monitorId: id });
+    const [slug, covered] = await Promise.all([
+      badgeSlug(ctx, principal, { monitorId: id }),
+      subjectMaintenance(ctx, principal, monitor.project_id, { type: 'monitor', id }),
+    ]);
     const names = await dependencyNames(deps, principal, monitor.project_id, monitor.depends_on);
     return sendHtml(
       reply,
@@ -253,6 +258,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
               <a href="${monitor.url}" rel="noopener noreferrer" target="_blank">${monitor.url}</a>`,
             actions,
           })}
+          ${maintenanceNote(covered)}
           <div data-live="${base}?fragment=1&amp;range=${range}" data-live-every="5000">${body}</div>
           <div class="two-col">${details(monitor, names)}${badgeCard(deps, csrf, base, slug)}</div>`,
       ),
