@@ -4,7 +4,18 @@ import { fileURLToPath } from 'node:url';
 import type { MachineInfo } from './machine.ts';
 import type { ProfileSummary } from './profile.ts';
 
-export const parts = ['checks', 'schedule', 'pings', 'misses', 'apply', 'ingest', 'agent-memory', 'first-check', 'cli'] as const;
+export const parts = [
+  'checks',
+  'schedule',
+  'pings',
+  'misses',
+  'apply',
+  'ingest',
+  'agent-memory',
+  'first-check',
+  'cli',
+  'maintenance',
+] as const;
 export type Part = (typeof parts)[number];
 
 export const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
