@@ -126,7 +126,7 @@ export function renderReport(results: PartResult[]): string {
     '',
     '```sh',
     'npm run bench                      # every part, then this file',
-    'npm run bench -- checks            # one part (checks, schedule, pings, misses, apply, ingest, agent-memory, cli), then this file',
+    `npm run bench -- checks            # one part (${parts.join(', ')}), then this file`,
     'npm run bench -- --quick           # the CI smoke run: a smaller workload per part',
     'BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_NATS_URL=nats://127.0.0.1:4222 npm run bench',
     '```',
