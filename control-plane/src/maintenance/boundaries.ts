@@ -68,15 +68,22 @@ export function startBoundaryWorker(opts: {
 
   const runNow = async () => {
     let total = 0;
+    // Published once every due batch is recorded: a slow or absent NATS delays the events (the
+    // outbox relay has them), never the recording of the next boundaries.
+    const recorded: DomainEvent[] = [];
     for (;;) {
       const { windows, events } = await runBatch();
       total += windows;
       if (events.length > 0) {
         log.info({ events: events.map((e) => ({ kind: e.kind, window: e.subject.id })) }, 'maintenance boundaries');
-        await opts.outbox?.publish(events).catch((err: unknown) => log.warn({ err }, 'maintenance events left to the outbox relay'));
+        recorded.push(...events);
       }
-      if (windows < MAX_BATCH) return total;
+      if (windows < MAX_BATCH) break;
     }
+    if (recorded.length > 0) {
+      await opts.outbox?.publish(recorded).catch((err: unknown) => log.warn({ err }, 'maintenance events left to the outbox relay'));
+    }
+    return total;
   };
 
   const wakeup = listenForWork(opts.sql, 'maintenance_changed', log);
