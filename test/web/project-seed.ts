@@ -40,7 +40,9 @@ export async function seedProject(cp: TestControlPlane, account: TestAccount, we
   await markChecked(cp.db.sql, checkout.id, 1);
   await backdate(cp.db.sql, checkout.id, 60);
   await seedIncident(cp.db.sql, checkout.id, hoursAgo(3), new Date(hoursAgo(3).getTime() + 420_000));
-  await seedIncident(cp.db.sql, checkout.id, hoursAgo(24 * 12), hoursAgo(24 * 12 - 2), 'Unexpected status 503');
+  // 10:00 to 12:00 UTC of the day 12 days ago: within one UTC day whatever the time of the run.
+  const twelveDaysAgo = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() - 12, 10));
+  await seedIncident(cp.db.sql, checkout.id, twelveDaysAgo, new Date(twelveDaysAgo.getTime() + 2 * 3_600_000), 'Unexpected status 503');
   await seedIncident(cp.db.sql, checkout.id, hoursAgo(24 * 33), hoursAgo(24 * 33 - 10), 'DNS lookup failed for db.internal (ENOTFOUND)');
 
   const search = await create({
