@@ -48,8 +48,8 @@ export async function linkDependencies(tx: Db, projectId: string, child: Subject
   await replaceParents(tx, projectId, child, refs);
 }
 
-/** What a monitor or heartbeat of the project may depend on, for the dashboard's forms. */
-export async function dependencyChoices(db: Db, p: Principal, projectId: string) {
+/** The project's monitors and heartbeats by name (ids and names only), for the dashboard's pickers: up to `limit` of each. */
+export async function dependencyChoices(db: Db, p: Principal, projectId: string, limit = 500) {
   requireProject(p, projectId);
-  return projectSubjects(db, projectId, 500);
+  return projectSubjects(db, projectId, limit);
 }

@@ -1,6 +1,5 @@
 import type { Principal } from '../accounts/bearer.ts';
-import * as heartbeats from '../heartbeats/service.ts';
-import * as monitors from '../monitors/service.ts';
+import { dependencyChoices } from '../dependencies/service.ts';
 import { fieldErrors } from './components.ts';
 import type { Form, WebDeps } from './context.ts';
 import { html, type Html } from './html.ts';
@@ -16,24 +15,11 @@ export interface ProjectSubjects {
   heartbeats: Subject[];
 }
 
-const PAGE = 100;
-
-async function everyPage<T extends Subject>(read: (page: number) => Promise<{ items: T[]; total: number }>): Promise<Subject[]> {
-  const out: Subject[] = [];
-  for (let page = 1; ; page++) {
-    const { items, total } = await read(page);
-    out.push(...items.map(({ id, name }) => ({ id, name })));
-    if (items.length === 0 || out.length >= total) return out;
-  }
-}
-
 export async function projectSubjects(deps: WebDeps, p: Principal, projectId: string): Promise<ProjectSubjects> {
-  const { ctx } = deps;
-  const [ms, hs] = await Promise.all([
-    everyPage((page) => monitors.searchMonitors(ctx, p, projectId, { sort: 'name' }, { page, per_page: PAGE })),
-    everyPage((page) => heartbeats.listHeartbeats(ctx, p, projectId, { page, per_page: PAGE })),
-  ]);
-  return { monitors: ms, heartbeats: hs.sort((a, b) => a.name.localeCompare(b.name)) };
+  // Ids and names in one query, not the monitors' full reads page by page.
+  const all = await dependencyChoices(deps.ctx.sql, p, projectId, 100_000);
+  const pick = (type: 'monitor' | 'heartbeat') => all.filter((s) => s.type === type).map(({ id, name }) => ({ id, name }));
+  return { monitors: pick('monitor'), heartbeats: pick('heartbeat') };
 }
 
 /**
