@@ -8,6 +8,18 @@ export type IntegrationType = z.infer<typeof IntegrationType>;
  * What an integration is told about one event. Also, to the letter, the JSON body a webhook
  * integration receives (a public contract): `id` is the event's id, `event` its kind.
  */
+/**
+ * What a person can do about an alert without signing in: signed links, made when the message is
+ * sent (never stored). A GET of either shows a page with the button; a POST does it (curl -X POST).
+ */
+export const AlertActions = z.object({
+  alert_id: z.uuid().describe('The alert (GET /alerts/{id}): one outage of a monitor or heartbeat as people respond to it.'),
+  acknowledge_url: z.url().describe('Acknowledges the alert: re-notifying and escalation stop.'),
+  snooze_url: z.url().describe('Snoozes the alert for a while (POST with minutes=N; the page offers 1 h, 4 h, 24 h).'),
+  view_url: z.url().describe("The monitor's or heartbeat's page in the dashboard (sign-in required)."),
+});
+export type AlertActions = z.infer<typeof AlertActions>;
+
 export const Notification = z.object({
   id: z.uuid(),
   event: z
@@ -24,5 +36,8 @@ export const Notification = z.object({
     name: z.string(),
   }),
   data: z.record(z.string(), z.unknown()),
+  actions: AlertActions.optional().describe(
+    'Extension: on messages about an open alert (a down, a re-notification, an escalation), the links that act on it.',
+  ),
 });
 export type Notification = z.infer<typeof Notification>;
