@@ -31,6 +31,7 @@ export interface HeartbeatView extends HeartbeatRecord {
   project_description: string;
   integration_ids: string[];
   depends_on: { type: 'monitor' | 'heartbeat'; id: string }[];
+  snoozed_until: string | null;
 }
 
 /** What a create or an update writes; timestamps as ISO 8601 text. */

@@ -122,6 +122,15 @@ export const Heartbeat = z
     active: z.boolean(),
     integration_ids: z.array(z.uuid()),
     depends_on: z.array(SubjectRefSchema).describe('Extension: the monitors and heartbeats it depends on (none: an empty list).'),
+    snoozed_until: z
+      .string()
+      .nullable()
+      .describe('Extension: its alerts are held until then (POST /heartbeats/{id}/snooze); null when not snoozed.'),
+    snooze_url: z
+      .string()
+      .describe(
+        'Extension: ping_url + /snooze?sig=..., signed: GET or POST it with minutes=N (0 ends the snooze) to snooze the heartbeat from a script. Keep it as secret as an API token.',
+      ),
   })
   .meta({ id: 'Heartbeat' });
 export type Heartbeat = z.infer<typeof Heartbeat>;

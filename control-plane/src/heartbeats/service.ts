@@ -9,6 +9,7 @@ import { heartbeatEvent } from './events.ts';
 import { keepOrSet, stateOf, toIso } from './record.ts';
 import { linkDependencies } from '../dependencies/service.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
+import { heartbeatSnoozeUrl } from '../alerts/links.ts';
 import * as repo from './repo.ts';
 import type { Heartbeat, HeartbeatCreateBody, HeartbeatUpdateBody } from './schemas.ts';
 import { initialState, nextState, type ConfigChanges } from './state.ts';
@@ -43,6 +44,9 @@ function present(ctx: ApiContext, v: repo.HeartbeatView, now: Date): Heartbeat {
     active: v.active,
     integration_ids: v.integration_ids,
     depends_on: v.depends_on,
+    snoozed_until:
+      v.snoozed_until !== null && Date.parse(formatTimestamp(v.snoozed_until)) > now.getTime() ? formatTimestamp(v.snoozed_until) : null,
+    snooze_url: heartbeatSnoozeUrl(ctx.keys.alertLinks, ctx.config.PING_BASE_URL, v.id),
   };
 }
 

@@ -36,6 +36,7 @@ export interface MonitorRecord {
 }
 
 interface ReadRow extends MonitorRecord {
+  snoozed_until: string | null;
   project_name: string;
   project_description: string;
   integration_ids: string[];
@@ -100,6 +101,8 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     depends_on: r.depends_on,
     alert_regional: r.alert_regional,
     failing_regions: r.regional_regions ?? [],
+    snoozed_until:
+      r.snoozed_until !== null && Date.parse(formatTimestamp(r.snoozed_until)) > now.getTime() ? formatTimestamp(r.snoozed_until) : null,
     integration_ids: r.integration_ids,
     follow_redirects: r.follow_redirects,
     tags: r.tags,

@@ -176,6 +176,10 @@ export const Monitor = z
     failing_regions: z
       .array(z.string())
       .describe('Extension: the regions of its open regional incident (failing there, fewer than the quorum); empty when none.'),
+    snoozed_until: z
+      .string()
+      .nullable()
+      .describe('Extension: its alerts are held until then (POST /monitors/{id}/snooze); null when not snoozed.'),
     integration_ids: z.array(z.uuid()),
     follow_redirects: z.boolean(),
     tags: z.array(z.string()).describe('Extension: the labels of the monitor, in lower case (none: an empty list).'),

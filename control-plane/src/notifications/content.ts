@@ -77,6 +77,28 @@ export function messageFor(e: Pick<DomainEvent, 'kind' | 'subject' | 'data'>): s
       return `Heartbeat "${name}" is down: ${causeOf(e.data) ?? heartbeatReasons.missed}.`;
     case 'heartbeat.up':
       return `Heartbeat "${name}" is up again${after}.`;
+    case 'alert.renotified':
+    case 'alert.escalated': {
+      const what = e.subject.type === 'monitor' ? 'Monitor' : 'Heartbeat';
+      const since = str(e.data.opened_at);
+      const minutes = num(e.data.unacknowledged_minutes);
+      const open = minutes !== undefined ? ` for ${formatDuration(minutes * 60)}` : '';
+      const lead = e.kind === 'alert.escalated' ? 'Escalated: no one has acknowledged it. ' : 'Reminder: ';
+      return `${lead}${what} "${name}" is still down${open}${since ? ` (since ${since})` : ''}: ${causeOf(e.data) ?? 'checks are failing'}.`;
+    }
+    case 'alert.acknowledged':
+      return `The alert of ${e.subject.type} "${name}" was acknowledged${str(e.data.by) ? ` by ${str(e.data.by)}` : ''}: no more reminders or escalation.`;
+    case 'alert.snoozed':
+      return `The alert of ${e.subject.type} "${name}" was snoozed${str(e.data.by) ? ` by ${str(e.data.by)}` : ''} until ${str(e.data.until) ?? '?'}.`;
+    case 'monitor.snoozed':
+    case 'heartbeat.snoozed':
+      return str(e.data.until)
+        ? `${e.kind === 'monitor.snoozed' ? 'Monitor' : 'Heartbeat'} "${name}" was snoozed${str(e.data.by) ? ` by ${str(e.data.by)}` : ''} until ${str(e.data.until)}: its alerts wait until then.`
+        : `${e.kind === 'monitor.snoozed' ? 'Monitor' : 'Heartbeat'} "${name}" is no longer snoozed${str(e.data.by) ? ` (${str(e.data.by)})` : ''}.`;
+    case 'integration.failing':
+      return `Integration "${name}" keeps failing: ${num(e.data.failures) ?? 'several'} attempts in a row since ${str(e.data.failing_since) ?? '?'} (last error: ${str(e.data.last_error) ?? 'unknown'}). Its messages are not getting through.`;
+    case 'integration.recovered':
+      return `Integration "${name}" delivers again.`;
     default:
       return `${name}: ${e.kind}`;
   }
@@ -146,9 +168,13 @@ export function render(n: Notification): Rendered {
   };
   const name = n.subject.name;
   const tone: Tone =
-    n.event.endsWith('.down') || n.event === 'monitor.regional_down'
+    n.event.endsWith('.down') ||
+    n.event === 'monitor.regional_down' ||
+    n.event === 'alert.renotified' ||
+    n.event === 'alert.escalated' ||
+    n.event === 'integration.failing'
       ? 'down'
-      : n.event.endsWith('.up') || n.event === 'monitor.regional_up'
+      : n.event.endsWith('.up') || n.event === 'monitor.regional_up' || n.event === 'integration.recovered'
         ? 'up'
         : n.event === 'monitor.settled' || n.event === 'alerts.grouped'
           ? d.status === 'down'
@@ -173,6 +199,24 @@ export function render(n: Notification): Rendered {
     if (tone === 'down') add('Cause', causeOf(d));
     const duration = num(d.duration_seconds);
     if (duration !== undefined) add('For', formatDuration(duration));
+  } else if (n.event === 'alert.renotified' || n.event === 'alert.escalated') {
+    const what = n.subject.type === 'monitor' ? 'Monitor' : 'Heartbeat';
+    title = n.event === 'alert.escalated' ? `Escalated: ${what} ${name} is down` : `${what} ${name} is still down`;
+    add('URL', str(d.url));
+    add('Regions', list(d.regions).join(', '));
+    add('Cause', causeOf(d));
+    add('Down since', str(d.opened_at));
+    const minutes = num(d.unacknowledged_minutes);
+    if (minutes !== undefined) add('Unacknowledged for', formatDuration(minutes * 60));
+  } else if (n.event === 'alert.acknowledged' || n.event === 'alert.snoozed') {
+    title = n.event === 'alert.acknowledged' ? `Acknowledged: ${name}` : `Snoozed: ${name}`;
+    add('By', str(d.by));
+    add('Until', str(d.until));
+    add('Down since', str(d.opened_at));
+  } else if (n.event === 'monitor.snoozed' || n.event === 'heartbeat.snoozed') {
+    title = str(d.until) ? `Snoozed: ${name}` : `Snooze ended: ${name}`;
+    add('By', str(d.by));
+    add('Until', str(d.until));
   } else if (n.subject.type === 'monitor' || n.subject.type === 'heartbeat') {
     const what = n.subject.type === 'monitor' ? 'Monitor' : 'Heartbeat';
     title = tone === 'down' ? `${what} ${name} is down` : tone === 'up' ? `${what} ${name} is up` : `${what} ${name}`;
@@ -184,6 +228,11 @@ export function render(n: Notification): Rendered {
     add('Down since', str(d.started_at) ?? str(d.down_since));
     add('Last ping', str(d.last_ping_at));
     if (tone === 'down') add('Next expected', str(d.next_ping_at));
+  } else if (n.event === 'integration.failing' || n.event === 'integration.recovered') {
+    title = n.event === 'integration.failing' ? `Integration ${name} is failing` : `Integration ${name} delivers again`;
+    add('Type', str(d.type));
+    add('Failing since', str(d.failing_since));
+    add('Last error', str(d.last_error));
   } else if (n.event === 'integration.test') {
     title = 'Test notification';
   }

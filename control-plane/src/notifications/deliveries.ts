@@ -1,5 +1,6 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Notification } from '../../../shared/src/contracts/notify.ts';
+import { openAlerts, resolveAlerts } from '../alerts/repo.ts';
 import type { Db } from '../platform/db/sql.ts';
 import { groupedNotification, notificationFromEvent } from './content.ts';
 import { groupDelivery } from './grouping.ts';
@@ -18,6 +19,9 @@ export async function deliveriesForEvents(tx: Db, events: readonly DomainEvent[]
   );
   const names = await projectNames(tx, [...new Set(unique.map((e) => e.project_id))]);
   const live = unique.filter((e) => names.has(e.project_id));
+  // A down sent opens its alert (before any message names it); an up sent resolves it.
+  await openAlerts(tx, live);
+  await resolveAlerts(tx, live);
   const recipients = await recipientsOf(tx, live);
   const byId = new Map(live.map((e) => [e.id, e]));
   const inserted = await insertDeliveries(
@@ -50,6 +54,8 @@ export async function deliveriesForGroup(tx: Db, groupId: string, events: readon
   const name = names.get(projectId);
   if (name === undefined) return 0;
   const project = { id: projectId, name };
+  await openAlerts(tx, events);
+  await resolveAlerts(tx, events);
   const [settings] = await tx<{ seconds: number | null }[]>`select alert_group_seconds as seconds from projects where id = ${projectId}`;
   const byId = new Map(events.map((e) => [e.id, e]));
   const byIntegration = new Map<string, { type: string; events: DomainEvent[] }>();

@@ -13,7 +13,7 @@ export interface HeldAlert {
 }
 
 /** Why an alert is held (ADR 0029, ADR 0030). */
-export type HoldReason = 'maintenance' | 'dependency' | 'group';
+export type HoldReason = 'maintenance' | 'dependency' | 'group' | 'snooze';
 
 /** A dependency hold: the outage it joined (if any), and when it may stop waiting for a parent. */
 export interface DependencyHold {
@@ -83,7 +83,7 @@ export async function earlierAlertWaiting(tx: Db, e: DomainEvent, batch: readonl
 export async function claimDueHeld(tx: Db, now: Date, limit: number): Promise<HeldAlert[]> {
   return tx<HeldAlert[]>`
     select event_id, project_id, subject_type, subject_id::text, payload, occurred_at, release_at from held_alerts
-    where status = 'held' and reason = 'maintenance' and release_at <= ${now}
+    where status = 'held' and reason in ('maintenance', 'snooze') and release_at <= ${now}
     order by release_at
     limit ${limit}
     for update skip locked`;
@@ -93,7 +93,7 @@ export async function claimDueHeld(tx: Db, now: Date, limit: number): Promise<He
  * Whether the subject of a held down is still down: the monitor's incident is still open, or the
  * heartbeat is down and has not come up since the down occurred.
  */
-export async function stillDown(tx: Db, h: HeldAlert): Promise<boolean> {
+export async function stillDown(tx: Db, h: Pick<HeldAlert, 'subject_type' | 'subject_id' | 'payload' | 'occurred_at'>): Promise<boolean> {
   const data = ((h.payload as DomainEvent).data ?? {}) as Record<string, unknown>;
   if (h.subject_type === 'monitor') {
     const incident = typeof data.incident_id === 'string' ? data.incident_id : null;

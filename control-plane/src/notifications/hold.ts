@@ -2,7 +2,9 @@ import { DomainEvent, regionalKinds } from '../../../shared/src/contracts/events
 import { nameUuid } from '../../../shared/src/name-uuid.ts';
 import { childTiming, heartbeatUpAt, incidentEnd, parentIncidents, parentRows } from '../dependencies/repo.ts';
 import { decideDependent, recoveryGraceMs, settleMs, type DependentDecision } from '../dependencies/rules.ts';
+import { snoozeWindow } from '../alerts/rules.ts';
 import { decideAlert, decideRelease } from '../maintenance/decision.ts';
+import { maintenanceUntil } from '../maintenance/schedule.ts';
 import { coverage } from '../maintenance/service.ts';
 import type { Db } from '../platform/db/sql.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
@@ -39,7 +41,15 @@ export async function routeAlerts(tx: Db, events: readonly DomainEvent[], now: D
   const cov = await coverage(tx, projects);
   const unsent = await held.projectsWithUnsentDowns(tx, projects);
   const policies = await alertPolicies(tx, events);
-  const none = policies.children.size === 0 && policies.groupSeconds.size === 0 && policies.flap.size === 0;
+  const none = policies.children.size === 0 && policies.groupSeconds.size === 0 && policies.flap.size === 0 && policies.snoozed.size === 0;
+  // A snoozed subject's downs wait for the snooze's end as they would for a maintenance window's.
+  const windowsOf = (e: DomainEvent) => {
+    const snoozed = policies.snoozed.get(e.subject.id);
+    const windows = cov.covering(e.project_id, e.subject);
+    return snoozed === undefined
+      ? { windows, reason: 'maintenance' as const }
+      : { windows: [...windows, snoozeWindow(snoozed)], reason: 'snooze' as const };
+  };
   if (!cov.any && unsent.size === 0 && none)
     return { deliveries: await deliveriesForEvents(tx, events), held: 0, dropped: 0, deferred: [] };
 
@@ -61,7 +71,7 @@ export async function routeAlerts(tx: Db, events: readonly DomainEvent[], now: D
       const inWindow = decideAlert({
         direction: 'down',
         occurredAt: at,
-        windows: cov.covering(e.project_id, e.subject),
+        windows: windowsOf(e).windows,
         downUnsent: false,
       });
       if (inWindow.action === 'hold') settled.push(e.id);
@@ -82,10 +92,12 @@ export async function routeAlerts(tx: Db, events: readonly DomainEvent[], now: D
         continue;
       }
     } else {
-      const windows = cov.covering(e.project_id, e.subject);
+      const { windows, reason } = windowsOf(e);
       const decision = decideAlert({ direction, occurredAt: at, windows, downUnsent: false });
       if (decision.action === 'hold') {
-        await hold(e, new Date(decision.until), 'maintenance');
+        // Named after what holds it: the snooze when it alone covers the down.
+        const byWindows = maintenanceUntil(cov.covering(e.project_id, e.subject), at);
+        await hold(e, new Date(decision.until), byWindows === null ? reason : 'maintenance');
         continue;
       }
     }
@@ -308,13 +320,20 @@ export async function releaseHeld(tx: Db, now: Date, limit: number): Promise<{ r
     tx,
     due.map((h) => h.project_id),
   );
+  const snoozes = await alertPolicies(
+    tx,
+    due.map((h) => ({ project_id: h.project_id, subject: { type: h.subject_type, id: h.subject_id } })),
+  );
   let released = 0;
   let deliveries = 0;
   for (const h of due) {
     const event = DomainEvent.safeParse(h.payload);
     const decision = decideRelease({
       releaseAt: Date.parse(formatTimestamp(h.release_at)),
-      windows: cov.covering(h.project_id, { type: h.subject_type, id: h.subject_id }),
+      windows: [
+        ...cov.covering(h.project_id, { type: h.subject_type, id: h.subject_id }),
+        ...(snoozes.snoozed.has(h.subject_id) ? [snoozeWindow(snoozes.snoozed.get(h.subject_id)!)] : []),
+      ],
       stillDown: event.success && (await held.stillDown(tx, h)),
     });
     if (decision.action === 'postpone') {

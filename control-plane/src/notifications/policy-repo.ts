@@ -1,4 +1,5 @@
 import { arrayLiteral, type Db } from '../platform/db/sql.ts';
+import { formatTimestamp } from '../platform/http/time.ts';
 
 /** What the router needs to know, for one batch, of the policies beyond maintenance (ADR 0030). */
 export interface AlertPolicies {
@@ -8,6 +9,8 @@ export interface AlertPolicies {
   groupSeconds: Map<string, number>;
   /** Monitors that detect flapping, or flap now. */
   flap: Map<string, { threshold: number | null; windowSeconds: number; flapping: boolean }>;
+  /** Snoozed monitors and heartbeats: until when (ms). */
+  snoozed: Map<string, number>;
 }
 
 /** The policies of these events' subjects and projects, in one round trip. */
@@ -17,19 +20,33 @@ export async function alertPolicies(
 ): Promise<AlertPolicies> {
   const subjects = arrayLiteral([...new Set(events.map((e) => e.subject.id))]);
   const projects = arrayLiteral([...new Set(events.map((e) => e.project_id))]);
-  const rows = await db<{ k: 'child' | 'group' | 'flap'; id: string; a: number | null; b: number | null; flapping: boolean | null }[]>`
-    select distinct 'child' as k, child_id as id, null::int as a, null::int as b, null::boolean as flapping
+  const rows = await db<
+    {
+      k: 'child' | 'group' | 'flap' | 'snooze';
+      id: string;
+      a: number | null;
+      b: number | null;
+      flapping: boolean | null;
+      until: string | null;
+    }[]
+  >`
+    select distinct 'child' as k, child_id as id, null::int as a, null::int as b, null::boolean as flapping, null::timestamptz as until
       from dependencies where child_id = any(${subjects}::uuid[])
     union all
-    select 'group', id, alert_group_seconds, null, null from projects
+    select 'group', id, alert_group_seconds, null, null, null from projects
       where id = any(${projects}::uuid[]) and alert_group_seconds is not null
     union all
-    select 'flap', id, flap_threshold, flap_window_seconds, flapping_since is not null from monitors
-      where id = any(${subjects}::uuid[]) and (flap_threshold is not null or flapping_since is not null)`;
-  const out: AlertPolicies = { children: new Set(), groupSeconds: new Map(), flap: new Map() };
+    select 'flap', id, flap_threshold, flap_window_seconds, flapping_since is not null, null from monitors
+      where id = any(${subjects}::uuid[]) and (flap_threshold is not null or flapping_since is not null)
+    union all
+    select 'snooze', id, null, null, null, snoozed_until from monitors where id = any(${subjects}::uuid[]) and snoozed_until is not null
+    union all
+    select 'snooze', id, null, null, null, snoozed_until from heartbeats where id = any(${subjects}::uuid[]) and snoozed_until is not null`;
+  const out: AlertPolicies = { children: new Set(), groupSeconds: new Map(), flap: new Map(), snoozed: new Map() };
   for (const r of rows) {
     if (r.k === 'child') out.children.add(r.id);
     else if (r.k === 'group') out.groupSeconds.set(r.id, r.a!);
+    else if (r.k === 'snooze') out.snoozed.set(r.id, Date.parse(formatTimestamp(r.until!)));
     else out.flap.set(r.id, { threshold: r.a, windowSeconds: r.b!, flapping: r.flapping === true });
   }
   return out;

@@ -31,8 +31,8 @@ export async function insertDeliveries(
 
 /**
  * Who hears about each of these events of monitors and heartbeats: the resource's own
- * integrations when it names some, else every integration of the project; active ones only in
- * both cases. One row per (event, integration), in the events' order.
+ * integrations when it names some, else every integration of the project but its escalation
+ * ones; active ones only in both cases. One row per (event, integration), in the events' order.
  */
 export async function recipientsOf(db: Db, events: readonly { id: string; project_id: string; subject: { type: string; id: string } }[]) {
   if (events.length === 0) return [];
@@ -48,7 +48,11 @@ export async function recipientsOf(db: Db, events: readonly { id: string; projec
         select integration_id from heartbeat_integrations where e.subject_type = 'heartbeat' and heartbeat_id = e.subject_id
       ) as ids
     ) linked
-    join integrations i on i.project_id = e.project_id and i.active and (cardinality(linked.ids) = 0 or i.id = any(linked.ids))
+    join integrations i on i.project_id = e.project_id and i.active and (
+      i.id = any(linked.ids)
+      -- Naming none: every integration of the project but those kept for escalations (ADR 0032).
+      or (cardinality(linked.ids) = 0
+        and not exists (select 1 from escalation_integrations x where x.project_id = e.project_id and x.integration_id = i.id)))
     order by e.ord, i.created_at, i.id`;
 }
 
@@ -90,6 +94,8 @@ export interface Claimed {
   integration_active: boolean;
   config: Record<string, unknown>;
   secrets_sealed: string | null;
+  /** The integration's run of failed attempts when this was claimed (0: it delivers). */
+  integration_failures: number;
 }
 
 /**
@@ -111,27 +117,30 @@ export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promis
     ) due, integrations i
     where d.id = due.id and i.id = d.integration_id
     returning d.id, d.attempts, d.payload, d.integration_id, i.name as integration_name, i.type as integration_type,
-      i.active as integration_active, i.config, i.secrets_sealed`;
+      i.active as integration_active, i.config, i.secrets_sealed, i.failures as integration_failures`;
 }
 
 /** last_error stays: a delivery that needed retries shows what went wrong before. */
-export async function markDelivered(sql: Sql, id: string): Promise<void> {
-  await sql`
+export async function markDelivered(sql: Db, id: string): Promise<boolean> {
+  const rows = await sql`
     update deliveries set status = 'delivered', delivered_at = now(), claimed_until = null, updated_at = now()
-    where id = ${id} and status = 'sending'`;
+    where id = ${id} and status = 'sending' returning 1`;
+  return rows.length > 0;
 }
 
-export async function markRetry(sql: Sql, id: string, attempt: number, error: string, delayMs: number): Promise<void> {
-  await sql`
+export async function markRetry(sql: Db, id: string, attempt: number, error: string, delayMs: number): Promise<boolean> {
+  const rows = await sql`
     update deliveries set status = 'pending', last_error = ${error}, claimed_until = null, updated_at = now(),
       next_attempt_at = now() + ${delayMs} * interval '1 millisecond'
-    where id = ${id} and status = 'sending' and attempts = ${attempt}`;
+    where id = ${id} and status = 'sending' and attempts = ${attempt} returning 1`;
+  return rows.length > 0;
 }
 
-export async function markDead(sql: Sql, id: string, attempt: number, error: string): Promise<void> {
-  await sql`
+export async function markDead(sql: Db, id: string, attempt: number, error: string): Promise<boolean> {
+  const rows = await sql`
     update deliveries set status = 'dead', last_error = ${error}, claimed_until = null, updated_at = now()
-    where id = ${id} and status = 'sending' and attempts = ${attempt}`;
+    where id = ${id} and status = 'sending' and attempts = ${attempt} returning 1`;
+  return rows.length > 0;
 }
 
 /** A test send, recorded in the integration's delivery log like any other attempt. */

@@ -2,6 +2,8 @@ import type { Config } from '../../../shared/src/config.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { Metrics } from '../../../shared/src/metrics.ts';
 import { addressPolicy } from '../../../shared/src/net/lookup.ts';
+import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import { alertActions, alertIdOf } from '../alerts/links.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import type { Keys } from '../platform/http/context.ts';
 import { defaultBackoff } from './backoff.ts';
@@ -30,6 +32,8 @@ export interface NotifyRoleOptions extends NotifyTuning {
   now?: () => Date;
   /** The process's metrics: deliveries by channel and outcome. */
   metrics?: Metrics;
+  /** Publishes events the workers record (an integration failing) on EVENTS at once; else the outbox relay does. */
+  publish?: (events: DomainEvent[]) => Promise<void>;
 }
 
 export interface NotifyRole {
@@ -61,6 +65,12 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
     leaseMs: opts.leaseMs ?? 60_000,
     concurrency: opts.concurrency ?? 64,
     pollMs,
+    now,
+    actionsFor: (n) => {
+      const alertId = alertIdOf(n);
+      return alertId ? alertActions(opts.keys.alertLinks, opts.config.PUBLIC_URL, alertId, n.subject) : undefined;
+    },
+    ...(opts.publish ? { publish: opts.publish } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
   const router = startRouter({ sql: opts.sql, log: opts.log, pollMs, now });

@@ -3,6 +3,7 @@ import type { Logger } from '../../../shared/src/logger.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { listenForWork } from '../platform/db/wakeup.ts';
 import { releaseDependents, releaseGroups, releaseHeld, releaseSettled, routeAlerts } from './hold.ts';
+import { stepAlerts } from '../alerts/steps.ts';
 import { claimAlerts, markNotified } from './repo.ts';
 
 /** Alert events routed in one transaction at most. */
@@ -99,6 +100,8 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
       ['dependency', (now) => opts.sql.begin((tx) => releaseDependents(tx, now, MAX_BATCH)), MAX_BATCH],
       ['group', (now) => opts.sql.begin((tx) => releaseGroups(tx, now)), Infinity],
       ['settled', (now) => opts.sql.begin((tx) => releaseSettled(tx, now, MAX_BATCH)), MAX_BATCH],
+      // Open alerts due a re-notification or their escalation (ADR 0032).
+      ['alert steps', (now) => opts.sql.begin(async (tx) => ({ ...(await stepAlerts(tx, now, MAX_BATCH)), released: 0 })), MAX_BATCH],
     ];
     for (const [reason, pass, limit] of passes) {
       for (;;) {
@@ -107,7 +110,10 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
         counters.deliveries += r.deliveries;
         released += r.released ?? 0;
         if ((r.released ?? 0) > 0 || r.deliveries > 0)
-          log.info({ reason, released: r.released, deliveries: r.deliveries }, 'held alerts released');
+          log.info(
+            { reason, released: r.released, deliveries: r.deliveries },
+            reason === 'alert steps' ? 'alert steps taken' : 'held alerts released',
+          );
         if (r.rows < limit || r.rows === 0) break;
       }
     }

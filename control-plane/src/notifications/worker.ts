@@ -1,11 +1,14 @@
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { Metrics } from '../../../shared/src/metrics.ts';
-import type { Sql } from '../platform/db/sql.ts';
+import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import type { AlertActions, Notification } from '../../../shared/src/contracts/notify.ts';
+import type { Db, Sql } from '../platform/db/sql.ts';
 import { listenForWork } from '../platform/db/wakeup.ts';
 import { afterFailure, type Backoff } from './backoff.ts';
 import type { Channels } from './channels/index.ts';
 import { asDeliveryError, DeliveryError, scrub } from './errors.ts';
 import { storedSettings } from './integrations/config.ts';
+import { noteFailure, noteSuccess } from './integration-health.ts';
 import { claimDue, markDead, markDelivered, markRetry, type Claimed } from './repo.ts';
 
 export interface WorkerOptions {
@@ -23,6 +26,11 @@ export interface WorkerOptions {
   pollMs: number;
   /** Counts each outcome by channel (`uptime_notify_deliveries_total`). */
   metrics?: Pick<Metrics, 'notifyDeliveries'>;
+  /** The signed links of a message about an open alert (alerts/links.ts), made as it is sent. */
+  actionsFor?: (n: Notification) => AlertActions | undefined;
+  /** Publishes the events an outcome recorded (an integration failing or recovered) on EVENTS. */
+  publish?: (events: DomainEvent[]) => Promise<void>;
+  now?: () => Date;
 }
 
 export interface WorkerStats {
@@ -66,6 +74,12 @@ export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void
     opts.metrics?.notifyDeliveries.inc({ channel: d.integration_type, status });
   };
 
+  const now = opts.now ?? (() => new Date());
+  const withActions = (n: Notification): Notification => {
+    const actions = opts.actionsFor?.(n);
+    return actions ? { ...n, actions } : n;
+  };
+
   const attempt = async (d: Claimed) => {
     const dlog = log.child({ deliveryId: d.id, integrationId: d.integration_id, type: d.integration_type, attempt: d.attempts });
     let secrets: string[] = [];
@@ -76,7 +90,7 @@ export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void
       await opts.channels[d.integration_type].send({
         id: d.id,
         attempt: d.attempts,
-        notification: d.payload,
+        notification: withActions(d.payload),
         integration: { id: d.integration_id, name: d.integration_name },
         config: settings.config,
       });
@@ -84,12 +98,34 @@ export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void
       const failure = asDeliveryError(err);
       const error = scrub(failure.message, secrets);
       const next = afterFailure(d.attempts, opts.maxAttempts, failure, opts.backoff);
+      // The outcome and the integration's run of failures in one transaction (ADR 0032).
+      const failed = (mark: (tx: Db) => Promise<boolean>) => async () => {
+        const event = await opts.sql.begin(async (tx) =>
+          (await mark(tx)) && d.integration_active ? noteFailure(tx, d.integration_id, error, now()) : null,
+        );
+        if (event) {
+          dlog.warn({ failures: event.data.failures }, 'integration failing: the project is told through its other integrations');
+          await opts.publish?.([event]).catch(() => undefined);
+        }
+      };
       if (next.kind === 'dead') {
-        if (!(await record(() => markDead(opts.sql, d.id, d.attempts, error), dlog))) return void counters.unrecorded++;
+        if (
+          !(await record(
+            failed((tx) => markDead(tx, d.id, d.attempts, error)),
+            dlog,
+          ))
+        )
+          return void counters.unrecorded++;
         outcome(d, 'dead');
         dlog.warn({ error, permanent: failure.permanent }, 'delivery dead');
       } else {
-        if (!(await record(() => markRetry(opts.sql, d.id, d.attempts, error, next.delayMs), dlog))) return void counters.unrecorded++;
+        if (
+          !(await record(
+            failed((tx) => markRetry(tx, d.id, d.attempts, error, next.delayMs)),
+            dlog,
+          ))
+        )
+          return void counters.unrecorded++;
         outcome(d, 'retried');
         dlog.info({ error, delayMs: next.delayMs }, 'delivery failed; retrying');
         const timer = setTimeout(() => {
@@ -101,7 +137,16 @@ export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void
       return;
     }
     // Sent: if the outcome cannot be recorded, the claim runs out and the delivery may be sent again.
-    if (!(await record(() => markDelivered(opts.sql, d.id), dlog))) return void counters.unrecorded++;
+    const delivered =
+      d.integration_failures > 0
+        ? async () => {
+            const event = await opts.sql.begin(async (tx) =>
+              (await markDelivered(tx, d.id)) ? noteSuccess(tx, d.integration_id, now()) : null,
+            );
+            if (event) await opts.publish?.([event]).catch(() => undefined);
+          }
+        : async () => void (await markDelivered(opts.sql, d.id));
+    if (!(await record(delivered, dlog))) return void counters.unrecorded++;
     outcome(d, 'delivered');
     dlog.info('delivered');
   };

@@ -24,10 +24,11 @@ import { registerOpenApi } from '../platform/http/openapi.ts';
 import { markBearerRoutes, recordRoutes } from '../platform/http/route-table.ts';
 import { validatorCompiler } from '../platform/http/validation.ts';
 import { maintenanceRoutes } from '../maintenance/routes.ts';
+import { alertRoutes } from '../alerts/routes.ts';
 import { regionRoutes } from '../monitors/regions/routes.ts';
 import { monitorRoutes } from '../monitors/routes.ts';
 import { registerMcp } from '../mcp/index.ts';
-import { pingEdgeRoutes, pingLogRoutes } from '../heartbeats/pings/routes.ts';
+import { pingEdgeRoutes, pingLogRoutes, pingSnoozeRoutes } from '../heartbeats/pings/routes.ts';
 import { organizationRoutes, projectRoutes } from '../projects/routes.ts';
 import { notifyUrlRoutes } from '../triggers/notify-url.ts';
 import { triggerRoutes } from '../triggers/routes.ts';
@@ -92,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(async (scope: App) => {
     // The ping edge answers these itself with a 405: they are not methods of its paths.
     markRefusals(scope, ['PUT', 'PATCH', 'DELETE']);
+    pingSnoozeRoutes(scope, { ...ctx, outbox });
     await pingEdgeRoutes(scope, ctx);
   });
   await app.register((scope: App) => notifyUrlRoutes(scope, { ...ctx, outbox }));
@@ -114,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     integrationRoutes(api, ctx);
     triggerRoutes(api, ctx);
     maintenanceRoutes(api, { ...ctx, outbox });
+    alertRoutes(api, { ...ctx, outbox });
   });
   await registerWeb(app, { ...ctx, outbox });
   await registerMcp(app, { ...ctx, outbox });

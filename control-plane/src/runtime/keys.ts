@@ -36,5 +36,6 @@ export function deriveKeys(master: Buffer): Keys {
   return {
     checkCredentials: deriveKey(master, 'check-credentials'),
     integrationSecrets: deriveKey(master, 'integration-secrets'),
+    alertLinks: deriveKey(master, 'alert-links'),
   };
 }

@@ -11,6 +11,7 @@ import { queryText, type WebContext, type WebDeps } from './context.ts';
 import { installWebErrorHandler, renderError } from './errors.ts';
 import { loadSession, setFlash } from '../accounts/sessions.ts';
 import { urls } from './urls.ts';
+import { alertLinkRoutes } from './pages/alert-links.ts';
 import { signInRoutes, signOutRoute } from './pages/sign-in.ts';
 import { signUpRoutes } from './pages/sign-up.ts';
 import { overviewRoutes } from './pages/overview.ts';
@@ -80,6 +81,7 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
     assetRoutes(web, assets.files);
     statusPageRoutes(web, deps);
     badgeRoutes(web, deps);
+    alertLinkRoutes(web, deps);
     signInRoutes(web, deps);
     signUpRoutes(web, deps);
 

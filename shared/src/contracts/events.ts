@@ -17,6 +17,14 @@ export const eventKinds = [
   'region.recovered',
   'maintenance.started',
   'maintenance.ended',
+  'alert.acknowledged',
+  'alert.snoozed',
+  'alert.renotified',
+  'alert.escalated',
+  'monitor.snoozed',
+  'heartbeat.snoozed',
+  'integration.failing',
+  'integration.recovered',
 ] as const;
 export const EventKind = z.enum(eventKinds);
 
@@ -39,13 +47,14 @@ export const DomainEvent = z.object({
   occurred_at: z.iso.datetime(),
   project_id: z.uuid(),
   subject: z.object({
-    type: z.enum(['monitor', 'heartbeat', 'trigger', 'region', 'maintenance_window']),
+    type: z.enum(['monitor', 'heartbeat', 'trigger', 'region', 'maintenance_window', 'integration']),
     id: z.uuid(),
     name: z.string(),
   }),
   /**
    * Kind-specific details: for monitors url, regions, cause, incident_id, duration_seconds; for
-   * maintenance windows starts_at, ends_at, whole_project, monitor_ids, heartbeat_ids.
+   * maintenance windows starts_at, ends_at, whole_project, monitor_ids, heartbeat_ids; for alert
+   * steps (alert.*) alert_id, opened_at, by, until, count (docs/streams.md).
    * Capped in depth: the consumer stores it and hands it to integrations, and a deeper one would
    * fail there on every redelivery instead of being terminated here.
    */

@@ -14,8 +14,8 @@ const PagerDutyConfig = z.strictObject({
 
 /**
  * One PagerDuty incident per monitor incident (per heartbeat down period, per regional incident):
- * the down event opens it, the up event resolves it with the same key. Anything else opens an
- * incident of its own.
+ * the down event opens it, the up event resolves it with the same key, and the alert's steps
+ * (acknowledged, escalated) name it too. Anything else opens an incident of its own.
  */
 export function dedupKey(n: Notification): string {
   const incident = typeof n.data.incident_id === 'string' ? `:${n.data.incident_id}` : '';
@@ -23,6 +23,7 @@ export function dedupKey(n: Notification): string {
   if (n.event === 'monitor.flapping' || n.event === 'monitor.settled') return `uptime:monitor:${n.subject.id}:flapping`;
   if (n.subject.type === 'monitor') return `uptime:monitor:${n.subject.id}${incident}`;
   if (n.subject.type === 'heartbeat') return `uptime:heartbeat:${n.subject.id}`;
+  if (n.subject.type === 'integration') return `uptime:integration:${n.subject.id}`;
   return `uptime:event:${n.id}`;
 }
 
@@ -54,6 +55,12 @@ export function pagerDutyEvent(n: Notification, routingKey: string, severity: st
  * the outage's incident, so the monitor's next up resolves it).
  */
 export function pagerDutyEvents(n: Notification, routingKey: string, severity: string) {
+  // An acknowledgement here acknowledges the PagerDuty incident; a snooze has no Events API
+  // counterpart (PagerDuty's own snooze is for its users), and a reminder repeats what PagerDuty
+  // already keeps open and re-notifies by its own rules.
+  if (n.event === 'alert.acknowledged') return [{ routing_key: routingKey, event_action: 'acknowledge', dedup_key: dedupKey(n) }];
+  if (n.event === 'alert.snoozed' || n.event === 'monitor.snoozed' || n.event === 'heartbeat.snoozed' || n.event === 'alert.renotified')
+    return [];
   if (n.event !== 'monitor.settled') return [pagerDutyEvent(n, routingKey, severity)];
   const resolve = { routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey(n) };
   if (n.data.status !== 'down' || typeof n.data.incident_id !== 'string') return [resolve];

@@ -12,6 +12,8 @@ export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerRespo
 export interface Keys {
   checkCredentials: Buffer;
   integrationSecrets: Buffer;
+  /** Signs the acknowledge and snooze links of alerts, and heartbeats' snooze URLs. */
+  alertLinks: Buffer;
 }
 
 /** What every route module receives: the adapters, passed in explicitly. */

@@ -26,6 +26,8 @@ export const operationIds: Readonly<Record<string, string>> = {
   'DELETE /monitors/{id}': 'deleteMonitor',
   'GET /monitors/{id}/results': 'listMonitorResults',
   'GET /monitors/{id}/incidents': 'listMonitorIncidents',
+  'POST /monitors/{id}/snooze': 'snoozeMonitor',
+  'DELETE /monitors/{id}/snooze': 'unsnoozeMonitor',
 
   'GET /regions': 'listRegions',
 
@@ -35,6 +37,13 @@ export const operationIds: Readonly<Record<string, string>> = {
   'PATCH /heartbeats/{id}': 'updateHeartbeat',
   'DELETE /heartbeats/{id}': 'deleteHeartbeat',
   'GET /heartbeats/{id}/pings': 'listHeartbeatPings',
+  'POST /heartbeats/{id}/snooze': 'snoozeHeartbeat',
+  'DELETE /heartbeats/{id}/snooze': 'unsnoozeHeartbeat',
+
+  'GET /alerts': 'listAlerts',
+  'GET /alerts/{id}': 'getAlert',
+  'POST /alerts/{id}/acknowledge': 'acknowledgeAlert',
+  'POST /alerts/{id}/snooze': 'snoozeAlert',
 
   'GET /integrations': 'listIntegrations',
   'POST /integrations': 'createIntegration',
@@ -72,6 +81,11 @@ export const tags = [
     description: 'The probe regions monitors are checked from, and whether each can be trusted to vote (a degraded region abstains).',
   },
   { name: 'Heartbeats', description: 'Recurring jobs that report to a ping URL, with the pings received.' },
+  {
+    name: 'Alerts',
+    description:
+      'Outages of monitors and heartbeats as people respond to them: acknowledge, snooze; re-notified and escalated by the project policy.',
+  },
   { name: 'Integrations', description: 'Where notifications go (webhook, Slack, email...), with their delivery log.' },
   { name: 'Triggers', description: 'Notification triggers: inbound addresses that send a message through integrations.' },
   {
