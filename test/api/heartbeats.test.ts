@@ -66,6 +66,7 @@ describe('heartbeats API', () => {
           ping_url: undefined,
           start_url: undefined,
           fail_url: undefined,
+          snooze_url: undefined,
         },
         {
           id: undefined,
@@ -87,8 +88,11 @@ describe('heartbeats API', () => {
           active: true,
           integration_ids: [],
           depends_on: [],
+          snoozed_until: null,
+          snooze_url: undefined,
         },
       );
+      assert.match(hb.snooze_url, new RegExp(`^${PING_BASE}/heartbeat/${hb.id}/snooze\\?sig=[A-Za-z0-9_-]{43}$`));
       assert.match(hb.created_at, TIMESTAMP);
       assert.match(hb.updated_at, TIMESTAMP);
       assert.ok(Date.parse(hb.created_at) >= before - 1000);

@@ -21,6 +21,7 @@ import {
   sharpJson,
 } from './fuzz-kit.ts';
 import { publicRoutes, routesOf } from './routes.ts';
+import { openTestAlert } from '../harness/alerts.ts';
 
 /**
  * Every public route (ping URLs, notify URLs, status pages, badges, sign-in and sign-up, health,
@@ -51,7 +52,9 @@ describe('fuzzing every public route', () => {
     const badgeSlug = randomBytes(16).toString('hex');
     await cp.db.sql`insert into status_pages (project_id, slug) values (${project_id}, ${statusSlug})`;
     await cp.db.sql`insert into badges (slug, monitor_id) values (${badgeSlug}, ${monitor})`;
-    real.heartbeat = [(await api('POST', '/heartbeats', { project_id, name: 'h' })).body.data.id];
+    const hb = (await api('POST', '/heartbeats', { project_id, name: 'h' })).body.data;
+    real.heartbeat = [hb.id];
+    real.app = [await openTestAlert(cp.db.sql, project_id, hb)];
     real.notify = [
       (await api('POST', '/triggers', { project_id, name: 'open', default_message: 'x' })).body.data.id,
       (await api('POST', '/triggers', { project_id, name: 'locked', default_message: 'x', token_protected: true })).body.data.id,

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createToken, revokeTokenByName } from '../../control-plane/src/accounts/service.ts';
+import type { Sql } from '../../control-plane/src/platform/db/sql.ts';
+import { openTestAlert } from '../harness/alerts.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -13,7 +15,7 @@ import { openSession } from '../harness/sessions.ts';
  */
 interface Fixture {
   /** Creates one resource of this kind for the owner and returns its id. */
-  create(api: Call, projectId: string): Promise<string>;
+  create(api: Call, projectId: string, sql: Sql): Promise<string>;
   /** A valid create body in the owner's project. */
   body(projectId: string): Record<string, unknown>;
 }
@@ -54,6 +56,13 @@ const fixtures: Record<string, Fixture> = {
       whole_project: true,
     }),
   },
+  alerts: {
+    create: async (api, projectId, sql) => {
+      const h = (await api('POST', '/heartbeats', { name: 'alerting', project_id: projectId })).body.data;
+      return openTestAlert(sql, projectId, h);
+    },
+    body: () => ({}),
+  },
   // The deployment's probe regions: read by every signed-in caller, no project's data.
   regions: {
     create: async () => 'unused',
@@ -85,7 +94,7 @@ describe('tenant isolation matrix', () => {
     for (const kind of new Set(routes.map((r) => r.url.split('/')[1]!))) {
       const fixture = fixtures[kind];
       if (!fixture) continue;
-      ids[kind] = kind === 'projects' ? owner.project_id : await fixture.create(api, owner.project_id);
+      ids[kind] = kind === 'projects' ? owner.project_id : await fixture.create(api, owner.project_id, cp.db.sql);
     }
   });
   after(() => cp.stop());

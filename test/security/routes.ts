@@ -39,6 +39,21 @@ export const publicRoutes: Record<string, PublicRoute> = {
   '/docs/static/*': { methods: getHead, answers: 'file', why: 'API documentation' },
   '/heartbeat/:id': { methods: everyPingMethod, answers: 'text', why: 'ping URL: the unguessable heartbeat id is the address' },
   '/heartbeat/:id/:suffix': { methods: everyPingMethod, answers: 'text', why: 'start and fail ping URLs' },
+  '/heartbeat/:id/snooze': {
+    methods: ['GET', 'HEAD', 'POST'],
+    answers: 'text',
+    why: "a heartbeat's snooze URL: its signature (shown as snooze_url) is the key",
+  },
+  '/app/alerts/:id/acknowledge': {
+    methods: ['GET', 'HEAD', 'POST'],
+    answers: 'html',
+    why: 'the acknowledge link of a message: its signature is the key; a GET only shows the button',
+  },
+  '/app/alerts/:id/snooze': {
+    methods: ['GET', 'HEAD', 'POST'],
+    answers: 'html',
+    why: 'the snooze link of a message: its signature is the key; a GET only shows the buttons',
+  },
   '/api/notify/:id': {
     methods: ['GET', 'POST'],
     answers: 'json',

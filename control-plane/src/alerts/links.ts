@@ -20,7 +20,7 @@ export function verifyLink(key: Buffer, purpose: LinkPurpose, id: string, sig: u
  * alert id alone, so they are never stored. A GET shows a page with the one button; a POST acts.
  */
 export function alertActions(key: Buffer, publicUrl: string, alertId: string, subject: { type: string; id: string }): AlertActions {
-  const base = `${publicUrl}/alert/${alertId}`;
+  const base = `${publicUrl}/app/alerts/${alertId}`;
   return {
     alert_id: alertId,
     acknowledge_url: `${base}/acknowledge?sig=${signLink(key, 'acknowledge', alertId)}`,

@@ -11,7 +11,13 @@ import { Alert } from './view.ts';
 const conflictError = { 409: MessageBody.describe('The alert is resolved.') } as const;
 
 export const SnoozeBody = z.object({
-  minutes: z.number().int().min(1).max(MAX_SNOOZE_MINUTES).describe(`How long, in minutes (1 to ${MAX_SNOOZE_MINUTES}, 7 days).`),
+  minutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_SNOOZE_MINUTES)
+    .default(60)
+    .describe(`How long, in minutes (1 to ${MAX_SNOOZE_MINUTES}, 7 days; default 60).`),
 });
 
 const AlertListQuery = z.object({

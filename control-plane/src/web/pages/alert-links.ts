@@ -54,7 +54,7 @@ function answerText(reply: FastifyReply, status: number, text: string): FastifyR
 }
 
 /**
- * The links messages carry (ADR 0032): `/alert/<id>/acknowledge?sig=...` and `/alert/<id>/snooze?sig=...`.
+ * The links messages carry  (ADR 0032): `/app/alerts/<id>/acknowledge?sig=...` and `/app/alerts/<id>/snooze?sig=...`.
  * A GET only shows the alert and the button (mail scanners and chat unfurlers fetch links; they
  * must not acknowledge anything); a POST acts, from that button or from `curl -X POST`. The
  * signature is the credential: no sign-in, one action on one alert.
@@ -69,7 +69,7 @@ export function alertLinkRoutes(app: App, deps: WebDeps): void {
   };
   const current = (target: { id: string; projectId: string }): Promise<Alert> => alerts.alertIn(ctx, [target.projectId], target.id);
 
-  app.get('/alert/:id/acknowledge', async (req, reply) => {
+  app.get('/app/alerts/:id/acknowledge', async (req, reply) => {
     const target = await load(req, 'acknowledge');
     if (!target) return sendHtml(reply, notFoundPage(deps), 404);
     const a = await current(target);
@@ -91,9 +91,9 @@ export function alertLinkRoutes(app: App, deps: WebDeps): void {
     );
   });
 
-  app.post('/alert/:id/acknowledge', async (req, reply) => {
+  app.post('/app/alerts/:id/acknowledge', async (req, reply) => {
     const target = await load(req, 'acknowledge');
-    if (!target) return fromForm(req) ? sendHtml(reply, notFoundPage(deps), 404) : answerText(reply, 404, 'Not found');
+    if (!target) return sendHtml(reply, notFoundPage(deps), 404);
     let a: Alert;
     try {
       a = await alerts.acknowledgeAlert(ctx, [target.projectId], target.id, { via: 'link' });
@@ -105,7 +105,7 @@ export function alertLinkRoutes(app: App, deps: WebDeps): void {
     return sendHtml(reply, page(deps, `Acknowledged ${a.subject.name}`, html`${summary(a)}${state(a)}`));
   });
 
-  app.get('/alert/:id/snooze', async (req, reply) => {
+  app.get('/app/alerts/:id/snooze', async (req, reply) => {
     const target = await load(req, 'snooze');
     if (!target) return sendHtml(reply, notFoundPage(deps), 404);
     const a = await current(target);
@@ -133,9 +133,9 @@ export function alertLinkRoutes(app: App, deps: WebDeps): void {
     );
   });
 
-  app.post('/alert/:id/snooze', async (req, reply) => {
+  app.post('/app/alerts/:id/snooze', async (req, reply) => {
     const target = await load(req, 'snooze');
-    if (!target) return fromForm(req) ? sendHtml(reply, notFoundPage(deps), 404) : answerText(reply, 404, 'Not found');
+    if (!target) return sendHtml(reply, notFoundPage(deps), 404);
     const raw = (req.body as Record<string, unknown> | undefined)?.minutes ?? queryText(req, 'minutes') ?? '60';
     const minutes = typeof raw === 'number' ? raw : /^\d{1,5}$/.test(String(raw)) ? Number(raw) : NaN;
     let a: Alert;
@@ -143,7 +143,8 @@ export function alertLinkRoutes(app: App, deps: WebDeps): void {
       a = await alerts.snoozeAlert(ctx, [target.projectId], target.id, minutes, { via: 'link' });
     } catch (err) {
       if (!(err instanceof AppError) || (err.code !== 'CONFLICT' && err.code !== 'VALIDATION')) throw err;
-      if (err.code === 'VALIDATION') return answerText(reply, 422, err.message);
+      if (err.code === 'VALIDATION')
+        return sendHtml(reply, page(deps, 'Snooze', html`<h1>Snooze</h1><p class="notice">${err.message}</p>`), 422);
       a = await current(target);
     }
     if (!fromForm(req)) return answerText(reply, 200, a.status === 'resolved' ? 'Resolved already' : `Snoozed until ${a.snoozed_until}`);
