@@ -77,6 +77,7 @@ describe('the MCP endpoint', () => {
       'get_heartbeat',
       'list_triggers',
       'list_maintenance_windows',
+      'list_alerts',
     ];
     const writes = [
       'create_monitor',
@@ -90,6 +91,10 @@ describe('the MCP endpoint', () => {
       'create_maintenance_window',
       'update_maintenance_window',
       'delete_maintenance_window',
+      'acknowledge_alert',
+      'snooze_alert',
+      'snooze_monitor',
+      'snooze_heartbeat',
     ];
     assert.deepEqual([...byName.keys()].sort(), [...reads, ...writes].sort());
     for (const name of reads) assert.equal(byName.get(name)!.annotations?.readOnlyHint, true, name);

@@ -130,7 +130,10 @@ describe('alerts: acknowledge, snooze, re-notify, escalate', () => {
     assert.equal(ofSubject(h.id, '/escalation').length, 0, 'the escalation integration hears of nothing before the escalation');
     const actions = first[0]!.actions!;
     assert.equal(actions.alert_id, down.id);
-    assert.match(actions.acknowledge_url, new RegExp(`^${cp.config.PUBLIC_URL}/app/alerts/${down.id}/acknowledge\\?sig=[A-Za-z0-9_-]{43}$`));
+    assert.match(
+      actions.acknowledge_url,
+      new RegExp(`^${cp.config.PUBLIC_URL}/app/alerts/${down.id}/acknowledge\\?sig=[A-Za-z0-9_-]{43}$`),
+    );
     assert.match(actions.snooze_url, /\/snooze\?sig=/);
 
     const open = await api('GET', `/alerts?status=open&heartbeat_id=${h.id}`);

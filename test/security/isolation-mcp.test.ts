@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { revokeTokenByName } from '../../control-plane/src/accounts/service.ts';
+import { openTestAlert } from '../harness/alerts.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -23,6 +24,7 @@ interface Ids {
   heartbeat: string;
   trigger: string;
   window: string;
+  alert: string;
 }
 
 /** Arguments naming the owner's things, per tool; `lists` tools answer with the caller's own data. */
@@ -61,10 +63,15 @@ const toolCalls: Record<
   },
   update_maintenance_window: { args: (ids) => ({ id: ids.window, changes: { name: 'intruder' } }), refused: 404 },
   delete_maintenance_window: { args: (ids) => ({ id: ids.window }), refused: 404 },
+  list_alerts: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
+  acknowledge_alert: { args: (ids) => ({ id: ids.alert }), refused: 404 },
+  snooze_alert: { args: (ids) => ({ id: ids.alert, minutes: 30 }), refused: 404 },
+  snooze_monitor: { args: (ids) => ({ id: ids.monitor, minutes: 30 }), refused: 404 },
+  snooze_heartbeat: { args: (ids) => ({ id: ids.heartbeat, minutes: 30 }), refused: 404 },
 };
 
 /** Tools that list, called without a project: the caller's own projects only. */
-const unscopedLists = ['list_projects', 'list_monitors', 'list_heartbeats', 'list_triggers'];
+const unscopedLists = ['list_projects', 'list_monitors', 'list_heartbeats', 'list_triggers', 'list_alerts'];
 
 describe('MCP isolation matrix', () => {
   let cp: TestControlPlane;
@@ -108,7 +115,8 @@ describe('MCP isolation matrix', () => {
         (select string_agg(h::text, ',' order by h.id) from heartbeats h where h.project_id = ${owner.project_id}),
         (select string_agg(t::text, ',' order by t.id) from triggers t where t.project_id = ${owner.project_id}),
         (select count(*)::text from trigger_events e where e.trigger_id = ${ids.trigger}),
-        (select string_agg(w::text, ',' order by w.id) from maintenance_windows w where w.project_id = ${owner.project_id})
+        (select string_agg(w::text, ',' order by w.id) from maintenance_windows w where w.project_id = ${owner.project_id}),
+        (select string_agg(a::text, ',' order by a.id) from alerts a where a.project_id = ${owner.project_id})
       )) as state`;
     return row!.state;
   };
@@ -125,10 +133,12 @@ describe('MCP isolation matrix', () => {
     const api = apiClient(cp.url, owner.token);
     const project_id = owner.project_id;
     await api('PUT', `/projects/${project_id}`, { name: `${marker}-project` });
+    const heartbeat = (await api('POST', '/heartbeats', { project_id, name: `${marker}-heartbeat` })).body.data;
     ids = {
       project: project_id,
+      alert: await openTestAlert(cp.db.sql, project_id, heartbeat),
       monitor: (await api('POST', '/monitors', { project_id, name: `${marker}-monitor`, url: 'https://owner.example' })).body.data.id,
-      heartbeat: (await api('POST', '/heartbeats', { project_id, name: `${marker}-heartbeat` })).body.data.id,
+      heartbeat: heartbeat.id,
       trigger: (await api('POST', '/triggers', { project_id, name: `${marker}-trigger`, default_message: 'hi' })).body.data.id,
       window: (
         await api('POST', '/maintenance-windows', {

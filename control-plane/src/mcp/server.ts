@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { version } from '../../../shared/src/version.ts';
 import type { ToolContext } from './context.ts';
+import { alertTools } from './tools/alerts.ts';
 import { heartbeatTools } from './tools/heartbeats.ts';
 import { maintenanceTools } from './tools/maintenance.ts';
 import { monitorTools } from './tools/monitors.ts';
@@ -10,7 +11,7 @@ import { triggerTools } from './tools/triggers.ts';
 const instructions = `Tools of an uptime monitoring service. Monitors check HTTP URLs from several regions
 (status 0 pending, 1 up, 2 down, 3 paused); heartbeats watch cron jobs that call a ping URL;
 triggers send a message through integrations (Slack, email, webhooks...); maintenance windows hold the alerts
-of what they cover while they run.
+of what they cover while they run; alerts are outages people acknowledge or snooze.
 Everything belongs to a project: call list_projects first when you need a project_id.`;
 
 /** One server per request (stateless): its tools act as the MCP token's user. */
@@ -21,6 +22,7 @@ export function buildMcpServer(t: ToolContext): McpServer {
   heartbeatTools(server, t);
   triggerTools(server, t);
   maintenanceTools(server, t);
+  alertTools(server, t);
   // The SDK advertises `tools.listChanged: true` as soon as a tool is registered. This server lives
   // for one request, answers with JSON (no stream to notify on) and its tools never change, so it
   // never sends that notification: a client must not wait for one.

@@ -144,7 +144,16 @@ export function alertLinkRoutes(app: App, deps: WebDeps): void {
     } catch (err) {
       if (!(err instanceof AppError) || (err.code !== 'CONFLICT' && err.code !== 'VALIDATION')) throw err;
       if (err.code === 'VALIDATION')
-        return sendHtml(reply, page(deps, 'Snooze', html`<h1>Snooze</h1><p class="notice">${err.message}</p>`), 422);
+        return sendHtml(
+          reply,
+          page(
+            deps,
+            'Snooze',
+            html`<h1>Snooze</h1>
+              <p class="notice">${err.message}</p>`,
+          ),
+          422,
+        );
       a = await current(target);
     }
     if (!fromForm(req)) return answerText(reply, 200, a.status === 'resolved' ? 'Resolved already' : `Snoozed until ${a.snoozed_until}`);
