@@ -225,3 +225,9 @@ async function subjectDeliveries(tx: Db, e: DomainEvent): Promise<void> {
 export async function policyChanged(sql: Sql | Db, projectId: string): Promise<void> {
   await repo.reconsider(sql, { projectId });
 }
+
+/** The open alerts of a monitor or heartbeat of the principal's (its page). */
+export async function openAlertsOfSubject(ctx: ApiContext, p: Principal, subjectId: string): Promise<Alert[]> {
+  const rows = await repo.openAlertsOf(ctx.sql, [subjectId]);
+  return rows.filter((a) => p.projectIds.has(a.project_id)).map(alertView);
+}

@@ -12,6 +12,7 @@ import { installWebErrorHandler, renderError } from './errors.ts';
 import { loadSession, setFlash } from '../accounts/sessions.ts';
 import { urls } from './urls.ts';
 import { alertLinkRoutes } from './pages/alert-links.ts';
+import { alertPanelRoutes } from './alert-panel.ts';
 import { signInRoutes, signOutRoute } from './pages/sign-in.ts';
 import { signUpRoutes } from './pages/sign-up.ts';
 import { overviewRoutes } from './pages/overview.ts';
@@ -115,6 +116,7 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       memberRoutes(signedIn, deps);
       projectSettingsRoutes(signedIn, deps);
       badgeActionRoutes(signedIn, deps);
+      alertPanelRoutes(signedIn, deps);
     });
   });
 }

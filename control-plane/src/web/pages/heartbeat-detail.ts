@@ -5,6 +5,8 @@ import { relativeTime } from '../../platform/http/time.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { subjectMaintenance } from '../../maintenance/service.ts';
+import { openAlertsOfSubject } from '../../alerts/service.ts';
+import { alertPanel } from '../alert-panel.ts';
 import type { PingLogEntry } from '../../heartbeats/pings/schemas.ts';
 import { PING_LOG_SIZE } from '../../heartbeats/pings/service.ts';
 import { heartbeatTimeline, type StatusChange, type TimelineEntry } from '../../heartbeats/timeline.ts';
@@ -177,9 +179,10 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
     const actions = html`<a class="btn" href="${base}/edit">Edit</a>
       ${hb.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the heartbeat “${hb.name}”? Jobs calling its URLs will get 404.` })}`;
-    const [slug, covered] = await Promise.all([
+    const [slug, covered, open] = await Promise.all([
       badgeSlug(ctx, principal, { heartbeatId: id }),
       subjectMaintenance(ctx, principal, hb.project_id, { type: 'heartbeat', id }),
+      openAlertsOfSubject(ctx, principal, id),
     ]);
     const names = await dependencyNames(deps, principal, hb.project_id, hb.depends_on);
     return sendHtml(
@@ -188,7 +191,7 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
         pc,
         html`${pageHead(hb.name, { sub: heartbeatSchedule(hb), actions })} ${maintenanceNote(covered)}
           <div data-live="${base}?fragment=1" data-live-every="5000">${body}</div>
-          ${howToPing(hb)}
+          ${alertPanel({ base, csrf, open, snoozedUntil: hb.snoozed_until })} ${howToPing(hb)}
           <div class="two-col">
             <div class="card">
               <div class="card-head"><h2>Settings</h2></div>

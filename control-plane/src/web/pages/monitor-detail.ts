@@ -5,6 +5,8 @@ import { chartRanges, monitorChart, monitorIncidents, monitorRecentSpan, monitor
 import type { Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { subjectMaintenance } from '../../maintenance/service.ts';
+import { openAlertsOfSubject } from '../../alerts/service.ts';
+import { alertPanel } from '../alert-panel.ts';
 import { badgeSlug } from '../../status-pages/badges.ts';
 import { phaseBar, phaseLegend, responseChart } from '../charts.ts';
 import { formatDuration, formatMs, formatUptime, monitorPill, postButton, timeTag } from '../components.ts';
@@ -244,9 +246,10 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
     const actions = html`<a class="btn" href="${base}/edit">Edit</a>
       ${monitor.active ? postButton({ action: `${base}/pause`, label: 'Pause', csrf }) : postButton({ action: `${base}/resume`, label: 'Resume', csrf, kind: 'primary' })}
       ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete the monitor “${monitor.name}” and its history?` })}`;
-    const [slug, covered] = await Promise.all([
+    const [slug, covered, open] = await Promise.all([
       badgeSlug(ctx, principal, { monitorId: id }),
       subjectMaintenance(ctx, principal, monitor.project_id, { type: 'monitor', id }),
+      openAlertsOfSubject(ctx, principal, id),
     ]);
     const names = await dependencyNames(deps, principal, monitor.project_id, monitor.depends_on);
     return sendHtml(
@@ -260,6 +263,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
           })}
           ${maintenanceNote(covered)}
           <div data-live="${base}?fragment=1&amp;range=${range}" data-live-every="5000">${body}</div>
+          ${alertPanel({ base, csrf, open, snoozedUntil: monitor.snoozed_until })}
           <div class="two-col">${details(monitor, names)}${badgeCard(deps, csrf, base, slug)}</div>`,
       ),
     );

@@ -6,7 +6,9 @@ import { AppError } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/context.ts';
 import { ProjectUpdateBody } from '../../projects/schemas.ts';
 import { createProject, getProject, updateProject } from '../../projects/service.ts';
-import { copyRow, csrfInput, field, postButton } from '../components.ts';
+import { checkbox, copyRow, csrfInput, field, postButton } from '../components.ts';
+import { typeLabels } from '../config-fields.ts';
+import { projectIntegrations } from '../integration-choices.ts';
 import { sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
 import { submitForm, type FieldErrors } from '../form.ts';
 import { html } from '../html.ts';
@@ -20,6 +22,14 @@ const projectName = z.string().trim().min(1, 'Give the project a name.').max(255
 const Rename = z.object({ name: projectName });
 const NewProject = z.object({ new_name: projectName, organization_id: z.string() });
 const Alerting = ProjectUpdateBody.pick({ alert_group_seconds: true }).required();
+const Response = ProjectUpdateBody.pick({
+  renotify_minutes: true,
+  escalate_after_minutes: true,
+  escalation_integration_ids: true,
+}).required();
+
+/** A whole number of minutes from a form, null when empty (the setting off); anything else is left for the schema to refuse. */
+const minutesOf = (v: string) => (v === '' ? null : /^\d+$/.test(v) ? Number(v) : v);
 
 export function projectSettingsRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
@@ -35,7 +45,11 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
     const csrf = pc.session.csrfToken;
     const project = pc.project;
     const slug = project ? await statusPageSlug(ctx.sql, pc.session.principal, project.id) : null;
-    const groupSeconds = project ? (await getProject(ctx.sql, pc.session.principal, project.id)).alert_group_seconds : null;
+    const settings = project ? await getProject(ctx.sql, pc.session.principal, project.id) : null;
+    const groupSeconds = settings?.alert_group_seconds ?? null;
+    const integrationsOf = project ? await projectIntegrations(deps, pc.session.principal, project.id) : [];
+    const minutesValue = (name: 'renotify_minutes' | 'escalate_after_minutes') =>
+      errors[name] ? text(formValues, name) : settings?.[name] === null || settings?.[name] === undefined ? '' : String(settings[name]);
     const publicUrl = slug ? `${ctx.config.PUBLIC_URL}${urls.statusPage(slug)}` : '';
     const ownedOrgs = [
       ...new Map(
@@ -76,6 +90,41 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
                           ${field({ name: 'alert_group_seconds', label: 'Grouping window (seconds)', type: 'number', value: errors.alert_group_seconds ? text(formValues, 'alert_group_seconds') : groupSeconds === null ? '' : String(groupSeconds), min: 5, max: 600, placeholder: 'Off', errors, help: 'Empty: every alert is sent at once, on its own. 30 is usual.' })}
                           <div class="field"><label>&nbsp;</label><button type="submit" class="btn">Save</button></div>
                         </div>
+                      </form>
+                    </div>
+                  </div>
+                  <div class="card" id="response">
+                    <div class="card-head"><h2>Alert response</h2></div>
+                    <div class="card-body">
+                      <p class="muted">
+                        While an alert is open and no one has acknowledged it (from the dashboard, the API, or the link in its message),
+                        remind the people who got it, and after a while tell a second line. Acknowledging or snoozing it stops both.
+                      </p>
+                      <form method="post" action="${urls.project}/response" class="form">
+                        ${csrfInput(csrf)}
+                        <div class="form-row">
+                          ${field({ name: 'renotify_minutes', label: 'Remind every (minutes)', type: 'number', value: minutesValue('renotify_minutes'), min: 1, max: 10080, placeholder: 'Off', errors, help: 'Empty: no reminders.' })}
+                          ${field({ name: 'escalate_after_minutes', label: 'Escalate after (minutes)', type: 'number', value: minutesValue('escalate_after_minutes'), min: 1, max: 10080, placeholder: 'Off', errors, help: 'Empty: no escalation.' })}
+                        </div>
+                        <fieldset>
+                          <legend>Escalate to</legend>
+                          ${
+                            integrationsOf.length === 0
+                              ? html`<p class="muted">No integrations in this project yet.</p>`
+                              : html`<div class="actions">
+                                  ${integrationsOf.map((i) =>
+                                    checkbox({
+                                      name: 'escalation_integration_ids',
+                                      label: `${i.name} (${typeLabels[i.type]})`,
+                                      checked: settings?.escalation_integration_ids.includes(i.id) ?? false,
+                                      value: i.id,
+                                    }),
+                                  )}
+                                </div>`
+                          }
+                          <p class="muted">These hear of escalations only (and every step after one), not of every alert.</p>
+                        </fieldset>
+                        <div><button type="submit" class="btn">Save</button></div>
                       </form>
                     </div>
                   </div>
@@ -177,6 +226,34 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
             ? 'Alert grouping is off: every alert is sent on its own.'
             : `Monitor alerts within ${project.alert_group_seconds} seconds of each other are sent as one message.`,
         to: `${urls.project}#alerting`,
+      }),
+    });
+  });
+
+  app.post(`${urls.project}/response`, async (req, reply) => {
+    const pc = await current(req);
+    return submitForm(req, reply, deps, {
+      schema: Response,
+      input: (form) => {
+        const ids = form.escalation_integration_ids;
+        return {
+          renotify_minutes: minutesOf(text(form, 'renotify_minutes')),
+          escalate_after_minutes: minutesOf(text(form, 'escalate_after_minutes')),
+          escalation_integration_ids: Array.isArray(ids) ? ids : ids ? [ids] : [],
+        };
+      },
+      show: (form, errors, status) => page(req, reply, errors, status, form),
+      save: (body) => updateProject(ctx.sql, pc.session.principal, pc.project!.id, body),
+      done: (project) => ({
+        flash: [
+          project.renotify_minutes === null
+            ? 'No reminders.'
+            : `Open alerts are re-sent every ${project.renotify_minutes} minutes until acknowledged.`,
+          project.escalate_after_minutes === null || project.escalation_integration_ids.length === 0
+            ? 'No escalation.'
+            : `Unacknowledged after ${project.escalate_after_minutes} minutes, they escalate.`,
+        ].join(' '),
+        to: `${urls.project}#response`,
       }),
     });
   });
