@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { openTestAlert } from '../harness/alerts.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -149,6 +150,47 @@ describe('dashboard: dependencies, flapping and grouping', () => {
     assert.match((await web.get('/app/settings/project')).text, /id="f-alert_group_seconds"[^>]*value="30"/);
     await web.submit('/app/settings/project', '/app/settings/project/alerting', { alert_group_seconds: '' });
     assert.equal((await api('GET', `/projects/${ada.project_id}`)).body.data.alert_group_seconds, null);
+  });
+
+  it("sets the project's alert response, and acknowledges and snoozes from a heartbeat's page", async () => {
+    const hook = (
+      await api('POST', '/integrations', {
+        project_id: ada.project_id,
+        name: 'Lead',
+        type: 'webhook',
+        config: { url: 'https://hooks.example/lead' },
+      })
+    ).body.data;
+    const bad = await web.submit('/app/settings/project', '/app/settings/project/response', {
+      renotify_minutes: '0',
+      escalate_after_minutes: '',
+    });
+    assert.equal(bad.status, 422);
+    assert.match(bad.text, /class="field invalid">\s*<label for="f-renotify_minutes">/);
+    const set = await web.submit('/app/settings/project', '/app/settings/project/response', {
+      renotify_minutes: '10',
+      escalate_after_minutes: '30',
+      escalation_integration_ids: hook.id,
+    });
+    assert.equal(set.status, 303, set.text.slice(0, 300));
+    const project = (await api('GET', `/projects/${ada.project_id}`)).body.data;
+    assert.deepEqual([project.renotify_minutes, project.escalate_after_minutes, project.escalation_integration_ids], [10, 30, [hook.id]]);
+
+    const hb = (await api('POST', '/heartbeats', { name: 'Billing run', project_id: ada.project_id })).body.data;
+    const alertId = await openTestAlert(cp.db.sql, ada.project_id, hb);
+    const page = await web.get(`/app/heartbeats/${hb.id}`);
+    assert.match(page.text, /data-testid="open-alert"/);
+    const ack = await web.submit(`/app/heartbeats/${hb.id}`, `/app/heartbeats/${hb.id}/acknowledge`, {});
+    assert.equal(ack.status, 303);
+    const alert = (await api('GET', `/alerts/${alertId}`)).body.data;
+    assert.equal(alert.status, 'acknowledged');
+    assert.equal(alert.acknowledged_by, ada.email);
+    const snooze = await web.submit(`/app/heartbeats/${hb.id}`, `/app/heartbeats/${hb.id}/snooze`, { minutes: '60' });
+    assert.equal(snooze.status, 303);
+    assert.ok((await api('GET', `/heartbeats/${hb.id}`)).body.data.snoozed_until);
+    assert.match((await web.get(`/app/heartbeats/${hb.id}`)).text, /data-testid="snoozed"/);
+    await web.submit(`/app/heartbeats/${hb.id}`, `/app/heartbeats/${hb.id}/snooze`, { minutes: '0' });
+    assert.equal((await api('GET', `/heartbeats/${hb.id}`)).body.data.snoozed_until, null);
   });
 
   it('sends regional incidents when asked on the form, and marks them on the monitor page', async () => {
