@@ -226,8 +226,14 @@ export async function policyChanged(sql: Sql | Db, projectId: string): Promise<v
   await repo.reconsider(sql, { projectId });
 }
 
-/** The open alerts of a monitor or heartbeat of the principal's (its page). */
-export async function openAlertsOfSubject(ctx: ApiContext, p: Principal, subjectId: string): Promise<Alert[]> {
-  const rows = await repo.openAlertsOf(ctx.sql, [subjectId]);
-  return rows.filter((a) => p.projectIds.has(a.project_id)).map(alertView);
+/** The open alerts of a monitor or heartbeat of the principal's (its page); 404 when it is not one of theirs. */
+export async function openAlertsOfSubject(
+  ctx: ApiContext,
+  p: Principal,
+  subject: { type: 'monitor' | 'heartbeat'; id: string },
+): Promise<Alert[]> {
+  const table = subject.type === 'monitor' ? ctx.sql`monitors` : ctx.sql`heartbeats`;
+  const [owner] = await ctx.sql<{ project_id: string }[]>`select project_id from ${table} where id = ${subject.id}`;
+  if (!owner || !p.projectIds.has(owner.project_id)) throw notFound();
+  return (await repo.openAlertsOf(ctx.sql, [subject.id])).map(alertView);
 }

@@ -57,7 +57,7 @@ export function alertPanelRoutes(app: App, deps: WebDeps): void {
     app.post(`/app/${type}s/:id/acknowledge`, async (req, reply) => {
       const id = idParam(req);
       const p = principalOf(req);
-      const open = await alerts.openAlertsOfSubject(deps.ctx, p, id);
+      const open = await alerts.openAlertsOfSubject(deps.ctx, p, { type, id });
       for (const a of open.filter((x) => x.status === 'open'))
         await alerts.acknowledgeAlert(deps.ctx, [...p.projectIds], a.id, { userId: p.userId, via: 'dashboard' });
       await setFlash(

@@ -182,7 +182,7 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
     const [slug, covered, open] = await Promise.all([
       badgeSlug(ctx, principal, { heartbeatId: id }),
       subjectMaintenance(ctx, principal, hb.project_id, { type: 'heartbeat', id }),
-      openAlertsOfSubject(ctx, principal, id),
+      openAlertsOfSubject(ctx, principal, { type: 'heartbeat', id }),
     ]);
     const names = await dependencyNames(deps, principal, hb.project_id, hb.depends_on);
     return sendHtml(

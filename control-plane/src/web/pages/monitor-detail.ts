@@ -249,7 +249,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
     const [slug, covered, open] = await Promise.all([
       badgeSlug(ctx, principal, { monitorId: id }),
       subjectMaintenance(ctx, principal, monitor.project_id, { type: 'monitor', id }),
-      openAlertsOfSubject(ctx, principal, id),
+      openAlertsOfSubject(ctx, principal, { type: 'monitor', id }),
     ]);
     const names = await dependencyNames(deps, principal, monitor.project_id, monitor.depends_on);
     return sendHtml(
