@@ -1,5 +1,6 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Notification } from '../../../shared/src/contracts/notify.ts';
+import { evidenceSummary } from './evidence.ts';
 
 /** The kinds of domain events that notify anyone; the others (late, started, fired) do not. */
 
@@ -43,7 +44,7 @@ const heartbeatReasons: Record<string, string> = {
   start_timeout: 'the job started but did not finish within the grace period',
 };
 
-function causeOf(data: Record<string, unknown>): string | undefined {
+export function causeOf(data: Record<string, unknown>): string | undefined {
   const reason = str(data.reason);
   const exitCode = num((data.ping as { exit_code?: unknown } | undefined)?.exit_code);
   if (reason && Object.hasOwn(heartbeatReasons, reason))
@@ -171,6 +172,7 @@ export function render(n: Notification): Rendered {
     add('URL', str(d.url));
     add('Regions', list(d.regions).join(', '));
     if (tone === 'down') add('Cause', causeOf(d));
+    if (tone === 'down') add('Evidence', evidenceSummary(d));
     const duration = num(d.duration_seconds);
     if (duration !== undefined) add('For', formatDuration(duration));
   } else if (n.subject.type === 'monitor' || n.subject.type === 'heartbeat') {
@@ -179,6 +181,7 @@ export function render(n: Notification): Rendered {
     add('URL', str(d.url));
     add('Regions', list(d.regions).join(', '));
     if (tone === 'down') add('Cause', causeOf(d));
+    if (tone === 'down') add('Evidence', evidenceSummary(d));
     const duration = num(d.duration_seconds);
     if (duration !== undefined) add('Down for', formatDuration(duration));
     add('Down since', str(d.started_at) ?? str(d.down_since));
