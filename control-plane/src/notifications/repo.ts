@@ -1,5 +1,6 @@
 import type { IntegrationType, Notification } from '../../../shared/src/contracts/notify.ts';
 import { arrayLiteral, type Db, type Sql } from '../platform/db/sql.ts';
+import type { MessageTemplate } from './templates.ts';
 
 export interface NewDelivery {
   event_id: string;
@@ -90,6 +91,7 @@ export interface Claimed {
   integration_active: boolean;
   config: Record<string, unknown>;
   secrets_sealed: string | null;
+  template: MessageTemplate | null;
 }
 
 /**
@@ -111,7 +113,7 @@ export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promis
     ) due, integrations i
     where d.id = due.id and i.id = d.integration_id
     returning d.id, d.attempts, d.payload, d.integration_id, i.name as integration_name, i.type as integration_type,
-      i.active as integration_active, i.config, i.secrets_sealed`;
+      i.active as integration_active, i.config, i.secrets_sealed, i.template`;
 }
 
 /** last_error stays: a delivery that needed retries shows what went wrong before. */

@@ -79,6 +79,7 @@ export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void
         notification: d.payload,
         integration: { id: d.integration_id, name: d.integration_name },
         config: settings.config,
+        template: d.template,
       });
     } catch (err) {
       const failure = asDeliveryError(err);
