@@ -43,9 +43,10 @@ export function discordMessage(n: Notification, template?: MessageTemplate | nul
  * non-interactive components such a webhook may send.
  */
 export function withComponents(url: string): string {
-  const u = new URL(url);
-  u.searchParams.set('with_components', 'true');
-  return u.toString();
+  // Appended as text: the stored URL stays as it was given, byte for byte.
+  const [base = '', fragment] = url.split('#', 2);
+  if (/[?&]with_components=/.test(base)) return url;
+  return `${base}${base.includes('?') ? '&' : '?'}with_components=true${fragment !== undefined ? `#${fragment}` : ''}`;
 }
 
 export const discord: ChannelSpec<typeof DiscordConfig> = {
