@@ -11,7 +11,7 @@ const NtfyConfig = z.strictObject({
     .enum(['page', 'post'])
     .default('page')
     .describe(
-      'What the Acknowledge button does: page opens the acknowledge page (every ntfy app); post acknowledges at once with a POST from the phone (the Android and iOS apps; the web app may be refused by the browser).',
+      'What the Acknowledge button does: page opens the acknowledge page (every ntfy app); post acknowledges at once with a POST the phone app makes (the web app makes it from the browser, which may refuse it).',
     ),
 });
 
