@@ -248,6 +248,19 @@ describe('messages people can act on', () => {
     });
   });
 
+  it('lists the same for a regional incident, with when the regions began failing', async () => {
+    const n = down(false);
+    const body = json(await send('slack', { ...n, event: 'monitor.regional_down', data: { ...n.data, scope: 'regional' } }));
+    const fields = body.blocks[2].fields.map((f: { text: string }) => f.text);
+    assert.deepEqual(fields, [
+      '*URL*\nhttps://shop.example.com/',
+      '*Regions*\neu-west',
+      '*Cause*\nHTTP 503 (expected 200-299)',
+      '*Evidence*\neu-west: HTTP 503 (812 ms); us-east: passed (abstained)',
+      '*Failing since*\n2026-03-02T09:58:30.000Z',
+    ]);
+  });
+
   describe('templates', () => {
     const name = '<b>*Shop_1*</b> & [x](y)';
     const template = { title: '{{subject.name}} down', body: '*{{subject.name}}* fails: {{cause}}\n{{acknowledge_url}}' };

@@ -173,6 +173,7 @@ export function render(n: Notification): Rendered {
     add('Regions', list(d.regions).join(', '));
     if (tone === 'down') add('Cause', causeOf(d));
     if (tone === 'down') add('Evidence', evidenceSummary(d));
+    if (tone === 'down') add('Failing since', str(d.started_at));
     const duration = num(d.duration_seconds);
     if (duration !== undefined) add('For', formatDuration(duration));
   } else if (n.subject.type === 'monitor' || n.subject.type === 'heartbeat') {
