@@ -84,6 +84,7 @@ describe('message templates, previews and test sends', () => {
       ['an empty tag', { body: 'a {{ }} b' }, 'template.body', /empty tag at character 3/],
       ['a nested tag', { body: '{{{{title}}}}' }, 'template.body', /without its/],
       ['a body that is too long', { body: 'x'.repeat(2001) }, 'template.body', /not be greater than 2000 characters/],
+      ['a title of two lines', { title: 'one\ntwo' }, 'template.title', /must be one line/],
       ['a title that is too long', { title: 'x'.repeat(201) }, 'template.title', /not be greater than 200 characters/],
       ['a part that is not text', { body: 42 }, 'template.body', /must be a string/],
     ];

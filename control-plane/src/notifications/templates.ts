@@ -64,7 +64,9 @@ const templateText = (part: 'title' | 'body', max: number) =>
     .trim()
     .max(max)
     .superRefine((text, ctx) => {
-      const problem = templateProblem(`template.${part}`, text);
+      // A title becomes an email subject and a header block: one line.
+      const problem =
+        part === 'title' && /[\r\n]/.test(text) ? 'The template.title field must be one line.' : templateProblem(`template.${part}`, text);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     });
 
