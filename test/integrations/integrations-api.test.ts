@@ -282,6 +282,7 @@ describe('integrations API', () => {
         ['PATCH', `/integrations/${bobs}`, { name: 'mine' }],
         ['DELETE', `/integrations/${bobs}`],
         ['POST', `/integrations/${bobs}/test`],
+        ['POST', `/integrations/${bobs}/preview`],
         ['GET', `/integrations/${bobs}/deliveries`],
         ['GET', '/integrations/not-a-uuid'],
       ] as const) {

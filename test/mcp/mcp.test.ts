@@ -78,6 +78,7 @@ describe('the MCP endpoint', () => {
       'list_triggers',
       'list_maintenance_windows',
       'list_alerts',
+      'preview_integration',
     ];
     const writes = [
       'create_monitor',
@@ -310,6 +311,35 @@ describe('the MCP endpoint', () => {
       await client.callTool({ name: 'fire_trigger', arguments: { id: guarded.body.data.id, token: guarded.body.data.token } }),
     );
     assert.equal(withToken.outcome, 'no_integrations');
+  });
+
+  it('previews what an integration would send, with a template given, secrets redacted and nothing sent', async () => {
+    const rest = apiClient(cp.url, account.token);
+    const hook = await rest('POST', '/integrations', {
+      project_id: account.project_id,
+      name: 'Chat',
+      type: 'slack',
+      config: { url: 'https://hooks.slack.example/services/T/B/mcp-preview-secret' },
+    });
+    const preview = json(
+      await client.callTool({
+        name: 'preview_integration',
+        arguments: { id: hook.body.data.id, template: { body: '{{subject.name}} is {{status}}: {{cause}}' } },
+      }),
+    );
+    assert.equal(preview.notification.event, 'monitor.down');
+    const [request] = preview.requests;
+    assert.equal(request.url, 'https://hooks.slack.example/[redacted]');
+    const body = JSON.parse(request.body);
+    assert.equal(body.blocks[1].text.text, 'Sample monitor is down: HTTP 503 (expected 200-299)');
+    assert.ok(body.blocks.some((b: { type: string }) => b.type === 'actions'));
+    assert.ok(!JSON.stringify(preview).includes('mcp-preview-secret'));
+    const bad = await client.callTool({
+      name: 'preview_integration',
+      arguments: { id: hook.body.data.id, template: { body: '{{nope}}' } },
+    });
+    assert.equal(bad.isError, true);
+    assert.match(JSON.stringify(bad.content), /unknown variable \{\{nope\}\}/);
   });
 
   it("keeps tenants apart, with the REST API's answers as tool errors", async () => {

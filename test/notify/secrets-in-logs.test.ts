@@ -116,4 +116,33 @@ describe('secrets and logs', () => {
     assert.match(text, /\/api\/notify\//);
     for (const s of secrets) assert.ok(!text.includes(s), `a log line holds ${s.slice(0, 12)}…`);
   });
+
+  it('keeps integration secrets out of previews, test sends and every log line they make', async () => {
+    const secrets = ['preview-slack-token-42', 'preview-hdr-secret-77', 'preview-signing-secret-0123', 'tk_preview_ntfy_token'];
+    const made = await Promise.all(
+      [
+        { type: 'slack', config: { url: `${failing.url}/services/T/B/preview-slack-token-42` } },
+        {
+          type: 'webhook',
+          config: { url: failing.url, secret: 'preview-signing-secret-0123', headers: { 'X-Api-Key': 'preview-hdr-secret-77' } },
+        },
+        { type: 'ntfy', config: { server: failing.url, topic: 'ops', token: 'tk_preview_ntfy_token' } },
+        { type: 'telegram', config: { bot_token: botToken, chat_id: '1', api_base_url: failing.url } },
+      ].map((i) => api('POST', '/integrations', { project_id: projectId, name: `p-${i.type}`, ...i })),
+    );
+    const answers: string[] = [];
+    for (const res of made) {
+      const id = res.body.data.id as string;
+      const template = { body: '{{message}} {{acknowledge_url}}' };
+      answers.push(JSON.stringify((await api('POST', `/integrations/${id}/preview`, { template })).body));
+      const test = await api('POST', `/integrations/${id}/test`, { event: 'monitor.down', template });
+      assert.equal(test.body.data.delivered, false);
+      answers.push(JSON.stringify(test.body));
+    }
+    const text = lines.join('');
+    for (const s of [...secrets, botToken]) {
+      assert.ok(!text.includes(s), `a log line holds ${s.slice(0, 12)}…`);
+      for (const a of answers) assert.ok(!a.includes(s), `an answer holds ${s.slice(0, 12)}…: ${a.slice(0, 200)}`);
+    }
+  });
 });

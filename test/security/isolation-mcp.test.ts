@@ -25,6 +25,7 @@ interface Ids {
   trigger: string;
   window: string;
   alert: string;
+  integration: string;
 }
 
 /** Arguments naming the owner's things, per tool; `lists` tools answer with the caller's own data. */
@@ -49,6 +50,7 @@ const toolCalls: Record<
   update_project: { args: (ids) => ({ id: ids.project, changes: { alert_group_seconds: 30 } }), refused: 404 },
   list_triggers: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   fire_trigger: { args: (ids) => ({ id: ids.trigger }), refused: 404 },
+  preview_integration: { args: (ids) => ({ id: ids.integration }), refused: 404 },
   list_regions: { args: () => ({}), lists: true },
   list_maintenance_windows: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   create_maintenance_window: {
@@ -147,6 +149,14 @@ describe('MCP isolation matrix', () => {
           starts_at: '2030-01-01T00:00:00Z',
           ends_at: '2030-01-01T02:00:00Z',
           whole_project: true,
+        })
+      ).body.data.id,
+      integration: (
+        await api('POST', '/integrations', {
+          project_id,
+          name: `${marker}-hook`,
+          type: 'webhook',
+          config: { url: 'https://hooks.example/x' },
         })
       ).body.data.id,
     };

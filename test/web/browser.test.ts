@@ -212,6 +212,38 @@ describe('the dashboard in a browser', () => {
     }
   });
 
+  it("writes an integration's message, previews the exact request and sends a test that shows what went out", async () => {
+    const sink = await startWebhookSink();
+    try {
+      const hook = await apiClient(cp.url, account.token)('POST', '/integrations', {
+        project_id: account.project_id,
+        name: 'Ops Slack',
+        type: 'slack',
+        config: { url: `${sink.url}/services/T/B/browser-slack-token` },
+      });
+      await signIn();
+      await page.goto(`${cp.url}/app/integrations/${hook.body.data.id}`);
+      await Promise.all([page.waitForURL(/\/message$/), page.click('text=Edit the message, preview it, send a test')]);
+      await page.waitForSelector('[data-testid=preview] [data-testid=payload]');
+      await page.fill('input[name="template.title"]', '{{subject.name}} is {{status}}');
+      await page.fill('textarea[name="template.body"]', '*{{cause}}* in {{regions}} since {{since}}');
+      await Promise.all([page.waitForURL(/\/message\/preview$/), page.click('button:has-text("Preview")')]);
+      const body = (await page.textContent('[data-testid=preview] [data-testid=payload-body]'))!;
+      assert.match(body, /Sample monitor is down/);
+      assert.match(body, /\*HTTP 503 \(expected 200-299\)\* in eu-west, us-east since/);
+      assert.equal(await page.inputValue('input[name="template.title"]'), '{{subject.name}} is {{status}}', 'the form keeps the text');
+      await shot('15-integration-message-preview');
+      await Promise.all([page.waitForURL(/\/message\/test$/), page.click('button:has-text("Send test")')]);
+      const [got] = await sink.waitForRequests(1);
+      assert.equal((await page.textContent('[data-testid=sent] [data-testid=payload-raw]'))!, got!.body);
+      await shot('16-integration-message-sent');
+      await Promise.all([page.waitForURL(/\/message$/), page.click('button:has-text("Save message")')]);
+      await page.waitForSelector('.flash:has-text("Message saved")');
+    } finally {
+      await sink.close();
+    }
+  });
+
   it('plans a one-off maintenance window from its form, which shows the fields of the kind chosen, and deletes it', async () => {
     await signIn();
     await page.click('a[href="/app/maintenance"]');

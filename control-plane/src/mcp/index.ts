@@ -6,6 +6,9 @@ import { AppError } from '../platform/errors.ts';
 import type { HeartbeatContext } from '../heartbeats/service.ts';
 import type { App } from '../platform/http/context.ts';
 import { markRoutes } from '../platform/http/route-table.ts';
+import { addressPolicy } from '../../../shared/src/net/lookup.ts';
+import { createHttpClient } from '../notifications/channels/http.ts';
+import { createChannels } from '../notifications/channels/index.ts';
 import { buildMcpServer } from './server.ts';
 
 const jsonRpcError = (message: string) => ({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
@@ -19,6 +22,9 @@ const jsonRpcError = (message: string) => ({ jsonrpc: '2.0', error: { code: -320
 export async function registerMcp(app: App, ctx: HeartbeatContext): Promise<void> {
   const auth = createAuthenticator({ sql: ctx.sql, log: ctx.log, kind: 'mcp', now: ctx.now });
   app.addHook('onClose', () => auth.stop());
+  const http = createHttpClient(addressPolicy(ctx.config));
+  const channels = createChannels({ http, smtp: { url: ctx.config.SMTP_URL, from: ctx.config.SMTP_FROM }, now: ctx.now });
+  app.addHook('onClose', () => http.close());
 
   await app.register(async (scope: App) => {
     markRoutes(scope, 'mcp');
@@ -35,7 +41,7 @@ export async function registerMcp(app: App, ctx: HeartbeatContext): Promise<void
 
     scope.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
       const principal = req.principal!;
-      const server = buildMcpServer({ ctx, principal });
+      const server = buildMcpServer({ ctx, principal, channels });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       const raw = req.raw as IncomingMessage & { auth?: AuthInfo };
       raw.auth = {

@@ -3,6 +3,7 @@ import { version } from '../../../shared/src/version.ts';
 import type { ToolContext } from './context.ts';
 import { alertTools } from './tools/alerts.ts';
 import { heartbeatTools } from './tools/heartbeats.ts';
+import { integrationTools } from './tools/integrations.ts';
 import { maintenanceTools } from './tools/maintenance.ts';
 import { monitorTools } from './tools/monitors.ts';
 import { statusTools } from './tools/status.ts';
@@ -10,7 +11,7 @@ import { triggerTools } from './tools/triggers.ts';
 
 const instructions = `Tools of an uptime monitoring service. Monitors check HTTP URLs from several regions
 (status 0 pending, 1 up, 2 down, 3 paused); heartbeats watch cron jobs that call a ping URL;
-triggers send a message through integrations (Slack, email, webhooks...); maintenance windows hold the alerts
+triggers send a message through integrations (Slack, email, webhooks...), whose messages preview_integration shows; maintenance windows hold the alerts
 of what they cover while they run; alerts are outages people acknowledge or snooze.
 Everything belongs to a project: call list_projects first when you need a project_id.`;
 
@@ -21,6 +22,7 @@ export function buildMcpServer(t: ToolContext): McpServer {
   monitorTools(server, t);
   heartbeatTools(server, t);
   triggerTools(server, t);
+  integrationTools(server, t);
   maintenanceTools(server, t);
   alertTools(server, t);
   // The SDK advertises `tools.listChanged: true` as soon as a tool is registered. This server lives

@@ -1,5 +1,6 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import type { Notification } from '../../../shared/src/contracts/notify.ts';
+import { evidenceSummary } from './evidence.ts';
 
 /** The kinds of domain events that notify anyone; the others (late, started, fired) do not. */
 
@@ -43,7 +44,7 @@ const heartbeatReasons: Record<string, string> = {
   start_timeout: 'the job started but did not finish within the grace period',
 };
 
-function causeOf(data: Record<string, unknown>): string | undefined {
+export function causeOf(data: Record<string, unknown>): string | undefined {
   const reason = str(data.reason);
   const exitCode = num((data.ping as { exit_code?: unknown } | undefined)?.exit_code);
   if (reason && Object.hasOwn(heartbeatReasons, reason))
@@ -197,6 +198,8 @@ export function render(n: Notification): Rendered {
     add('URL', str(d.url));
     add('Regions', list(d.regions).join(', '));
     if (tone === 'down') add('Cause', causeOf(d));
+    if (tone === 'down') add('Evidence', evidenceSummary(d));
+    if (tone === 'down') add('Failing since', str(d.started_at));
     const duration = num(d.duration_seconds);
     if (duration !== undefined) add('For', formatDuration(duration));
   } else if (n.event === 'alert.renotified' || n.event === 'alert.escalated') {
@@ -223,6 +226,7 @@ export function render(n: Notification): Rendered {
     add('URL', str(d.url));
     add('Regions', list(d.regions).join(', '));
     if (tone === 'down') add('Cause', causeOf(d));
+    if (tone === 'down') add('Evidence', evidenceSummary(d));
     const duration = num(d.duration_seconds);
     if (duration !== undefined) add('Down for', formatDuration(duration));
     add('Down since', str(d.started_at) ?? str(d.down_since));

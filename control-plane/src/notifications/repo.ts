@@ -1,5 +1,6 @@
 import type { IntegrationType, Notification } from '../../../shared/src/contracts/notify.ts';
 import { arrayLiteral, type Db, type Sql } from '../platform/db/sql.ts';
+import type { MessageTemplate } from './templates.ts';
 
 export interface NewDelivery {
   event_id: string;
@@ -96,6 +97,7 @@ export interface Claimed {
   secrets_sealed: string | null;
   /** The integration's run of failed attempts when this was claimed (0: it delivers). */
   integration_failures: number;
+  template: MessageTemplate | null;
 }
 
 /**
@@ -117,7 +119,7 @@ export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promis
     ) due, integrations i
     where d.id = due.id and i.id = d.integration_id
     returning d.id, d.attempts, d.payload, d.integration_id, i.name as integration_name, i.type as integration_type,
-      i.active as integration_active, i.config, i.secrets_sealed, i.failures as integration_failures`;
+      i.active as integration_active, i.config, i.secrets_sealed, i.failures as integration_failures, i.template`;
 }
 
 /** last_error stays: a delivery that needed retries shows what went wrong before. */

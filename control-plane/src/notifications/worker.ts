@@ -93,6 +93,7 @@ export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void
         notification: withActions(d.payload),
         integration: { id: d.integration_id, name: d.integration_name },
         config: settings.config,
+        template: d.template,
       });
     } catch (err) {
       const failure = asDeliveryError(err);

@@ -1,10 +1,11 @@
 import { isIP, isIPv6 } from 'node:net';
 import nodemailer from 'nodemailer';
 import { z } from 'zod';
-import { render } from '../content.ts';
+import type { Notification } from '../../../../shared/src/contracts/notify.ts';
 import { DeliveryError } from '../errors.ts';
+import { compose, type MessageTemplate } from '../templates.ts';
 import type { HttpClient } from './http.ts';
-import { toneIcon, type ChannelSpec } from './types.ts';
+import { actionLinks, channel, toneIcon, type ChannelSpec, type MailOut } from './types.ts';
 
 const EmailConfig = z.strictObject({
   recipients: z.array(z.email()).min(1).max(20),
@@ -20,22 +21,44 @@ const EmailConfig = z.strictObject({
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const colors = { down: '#e01e5a', up: '#2eb67d', info: '#5865f2' } as const;
 
-/** Subject, plain text and HTML of one notification email. */
-export function emailContent(n: Parameters<typeof render>[0]) {
-  const r = render(n);
-  const text = [r.text, '', ...r.fields.map((f) => `${f.label}: ${f.value}`), '', r.footer].join('\n');
+const button = (primary: boolean) =>
+  `display:inline-block;padding:8px 16px;margin:0 8px 8px 0;border-radius:4px;text-decoration:none;font-weight:bold;${
+    primary ? 'background:#1d4ed8;color:#ffffff' : 'background:#e5e7eb;color:#111827'
+  }`;
+
+/**
+ * Subject, plain text and HTML of one notification email. The action links are buttons in the
+ * HTML part and lines in the text part. A template is plain text here: the HTML part shows it
+ * escaped, line breaks kept.
+ */
+export function emailContent(n: Notification, template?: MessageTemplate | null) {
+  const m = compose(n, template);
+  const r = m.r;
+  const title = m.title();
+  const body = m.text();
+  const links = actionLinks(n);
+  const text = [
+    body,
+    '',
+    ...r.fields.map((f) => `${f.label}: ${f.value}`),
+    ...(links.length > 0 ? ['', ...links.map((l) => `${l.label}: ${l.url}`)] : []),
+    '',
+    r.footer,
+  ].join('\n');
   const rows = r.fields
     .map((f) => `<tr><th align="left" style="padding:2px 12px 2px 0">${esc(f.label)}</th><td>${esc(f.value)}</td></tr>`)
     .join('');
+  const buttons = links.map((l) => `<a href="${esc(l.url)}" style="${button(l.key === 'acknowledge')}">${esc(l.label)}</a>`).join('');
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif">',
-    `<h2 style="color:${colors[r.tone]}">${esc(r.title)}</h2>`,
-    `<p>${esc(r.text)}</p>`,
+    `<h2 style="color:${colors[r.tone]}">${esc(title)}</h2>`,
+    `<p>${template?.body ? esc(body).replace(/\r?\n/g, '<br>') : esc(body)}</p>`,
     rows ? `<table>${rows}</table>` : '',
+    buttons ? `<p style="margin-top:16px">${buttons}</p>` : '',
     `<p style="color:#888;font-size:small">${esc(r.footer)}</p>`,
     '</body></html>',
   ].join('');
-  return { subject: `${toneIcon[r.tone]} ${r.title}`, text, html };
+  return { subject: `${toneIcon[r.tone]} ${title}`, text, html };
 }
 
 /** SMTP replies 5xx mean "never"; authentication and address errors will not pass by themselves either. */
@@ -68,33 +91,49 @@ export const email: ChannelSpec<typeof EmailConfig> = {
   type: 'email',
   config: EmailConfig,
   secrets: ['smtp_url'],
-  create: ({ smtp, http }) => ({
-    async send({ id, notification, config }) {
-      const url = config.smtp_url ?? smtp.url;
-      if (!url) throw new DeliveryError("no SMTP server: set SMTP_URL or the integration's smtp_url", { permanent: true });
-      // A tenant's own server is held to BLOCK_PRIVATE_TARGETS like any URL they give; the
-      // operator's SMTP_URL (often a relay on localhost) is not.
-      const target = config.smtp_url ? await pinned(config.smtp_url, http) : { url };
-      const transport = nodemailer.createTransport({
-        ...target,
-        connectionTimeout: 10_000,
-        greetingTimeout: 10_000,
-        socketTimeout: 20_000,
-      });
-      try {
-        await transport.sendMail({
+  create: ({ smtp, http }) =>
+    channel({
+      build: ({ id, notification, config, template }): MailOut[] => [
+        {
+          kind: 'email',
+          smtp_url: config.smtp_url ?? smtp.url ?? null,
           from: config.from ?? smtp.from,
           to: config.recipients,
-          ...emailContent(notification),
+          ...emailContent(notification, template),
           // The delivery id as Message-ID lets a mail system drop a repeat of the same delivery.
-          messageId: `<${id}@uptime.notify>`,
-          headers: { 'X-Uptime-Delivery': id, 'X-Uptime-Event': notification.event },
-        });
-      } catch (err) {
-        throw classify(err);
-      } finally {
-        transport.close();
-      }
-    },
-  }),
+          headers: { 'Message-ID': `<${id}@uptime.notify>`, 'X-Uptime-Delivery': id, 'X-Uptime-Event': notification.event },
+        },
+      ],
+      async transmit(out, { config }) {
+        for (const mail of out) {
+          if (mail.kind !== 'email') throw new Error('the email channel built an HTTP request');
+          if (!mail.smtp_url) throw new DeliveryError("no SMTP server: set SMTP_URL or the integration's smtp_url", { permanent: true });
+          // A tenant's own server is held to BLOCK_PRIVATE_TARGETS like any URL they give; the
+          // operator's SMTP_URL (often a relay on localhost) is not.
+          const target = config.smtp_url ? await pinned(mail.smtp_url, http) : { url: mail.smtp_url };
+          const transport = nodemailer.createTransport({
+            ...target,
+            connectionTimeout: 10_000,
+            greetingTimeout: 10_000,
+            socketTimeout: 20_000,
+          });
+          const { 'Message-ID': messageId, ...headers } = mail.headers;
+          try {
+            await transport.sendMail({
+              from: mail.from,
+              to: mail.to,
+              subject: mail.subject,
+              text: mail.text,
+              html: mail.html,
+              messageId,
+              headers,
+            });
+          } catch (err) {
+            throw classify(err);
+          } finally {
+            transport.close();
+          }
+        }
+      },
+    }),
 };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Notification } from '../../../../shared/src/contracts/notify.ts';
-import { render } from '../content.ts';
-import { httpUrl, type ChannelSpec } from './types.ts';
+import { compose, type MessageTemplate } from '../templates.ts';
+import { actionLinks, channel, httpUrl, jsonPost, postAll, type ChannelSpec } from './types.ts';
 
 const PagerDutyConfig = z.strictObject({
   routing_key: z
@@ -27,16 +27,25 @@ export function dedupKey(n: Notification): string {
   return `uptime:event:${n.id}`;
 }
 
-export function pagerDutyEvent(n: Notification, routingKey: string, severity: string) {
-  const r = render(n);
+/**
+ * The summary is the message (a template's body when it has one); the action links are `links`
+ * on the incident, after the monitored URL.
+ */
+export function pagerDutyEvent(n: Notification, routingKey: string, severity: string, template?: MessageTemplate | null) {
+  const m = compose(n, template);
+  const r = m.r;
   if (r.tone === 'up') return { routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey(n) };
+  const links = [
+    ...(r.link ? [{ href: r.link, text: n.subject.name }] : []),
+    ...actionLinks(n).map((l) => ({ href: l.url, text: `${l.label} in uptime` })),
+  ];
   return {
     routing_key: routingKey,
     event_action: 'trigger',
     dedup_key: dedupKey(n),
     client: 'uptime',
     payload: {
-      summary: r.text.slice(0, 1024),
+      summary: m.text().slice(0, 1024),
       source: typeof n.data.url === 'string' ? n.data.url : n.subject.name,
       severity: n.event === 'integration.test' ? 'info' : severity,
       timestamp: n.occurred_at,
@@ -45,7 +54,7 @@ export function pagerDutyEvent(n: Notification, routingKey: string, severity: st
       class: n.event,
       custom_details: { message: n.message, ...Object.fromEntries(r.fields.map((f) => [f.label, f.value])) },
     },
-    ...(r.link ? { links: [{ href: r.link, text: n.subject.name }] } : {}),
+    ...(links.length > 0 ? { links } : {}),
   };
 }
 
@@ -54,28 +63,27 @@ export function pagerDutyEvent(n: Notification, routingKey: string, severity: st
  * resolves its "flapping" incident and, when it settled down, opens one for its outage (keyed by
  * the outage's incident, so the monitor's next up resolves it).
  */
-export function pagerDutyEvents(n: Notification, routingKey: string, severity: string) {
+export function pagerDutyEvents(n: Notification, routingKey: string, severity: string, template?: MessageTemplate | null) {
   // An acknowledgement here acknowledges the PagerDuty incident; a snooze has no Events API
   // counterpart (PagerDuty's own snooze is for its users), and a reminder repeats what PagerDuty
   // already keeps open and re-notifies by its own rules.
   if (n.event === 'alert.acknowledged') return [{ routing_key: routingKey, event_action: 'acknowledge', dedup_key: dedupKey(n) }];
   if (n.event === 'alert.snoozed' || n.event === 'monitor.snoozed' || n.event === 'heartbeat.snoozed' || n.event === 'alert.renotified')
     return [];
-  if (n.event !== 'monitor.settled') return [pagerDutyEvent(n, routingKey, severity)];
+  if (n.event !== 'monitor.settled') return [pagerDutyEvent(n, routingKey, severity, template)];
   const resolve = { routing_key: routingKey, event_action: 'resolve', dedup_key: dedupKey(n) };
   if (n.data.status !== 'down' || typeof n.data.incident_id !== 'string') return [resolve];
-  return [resolve, pagerDutyEvent({ ...n, event: 'monitor.down' }, routingKey, severity)];
+  return [resolve, pagerDutyEvent({ ...n, event: 'monitor.down' }, routingKey, severity, template)];
 }
 
 export const pagerduty: ChannelSpec<typeof PagerDutyConfig> = {
   type: 'pagerduty',
   config: PagerDutyConfig,
   secrets: ['routing_key'],
-  create: ({ http }) => ({
-    async send({ notification, config }) {
-      for (const event of pagerDutyEvents(notification, config.routing_key, config.severity)) {
-        await http.post(config.events_url, { json: event });
-      }
-    },
-  }),
+  create: ({ http }) =>
+    channel({
+      build: ({ notification, config, template }) =>
+        pagerDutyEvents(notification, config.routing_key, config.severity, template).map((e) => jsonPost(config.events_url, e)),
+      transmit: (out) => postAll(http, out),
+    }),
 };

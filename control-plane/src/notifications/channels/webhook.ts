@@ -1,6 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { httpUrl, type ChannelSpec } from './types.ts';
+import type { Notification } from '../../../../shared/src/contracts/notify.ts';
+import { compose, type MessageTemplate } from '../templates.ts';
+import { channel, httpUrl, postAll, type ChannelSpec } from './types.ts';
+import { userAgent } from './http.ts';
 
 // Headers we set ourselves: a configured header cannot replace them.
 const reserved = /^(content-type|content-length|host|user-agent|idempotency-key|x-uptime-.*)$/i;
@@ -35,26 +38,44 @@ export function signWebhook(secret: string, timestamp: string, body: string): st
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
+/**
+ * The JSON body: the notification as it is (its `actions` included), the public contract. A
+ * template, when the integration has one, words `message` (plain text) and adds `title`.
+ */
+export function webhookBody(n: Notification, template?: MessageTemplate | null): string {
+  if (!template) return JSON.stringify(n);
+  const m = compose(n, template);
+  return JSON.stringify({ ...n, ...(template.title ? { title: m.title() } : {}), message: m.text() });
+}
+
 export const webhook: ChannelSpec<typeof WebhookConfig> = {
   type: 'webhook',
   config: WebhookConfig,
   secrets: ['url', 'secret', 'headers'],
-  create: ({ http, now }) => ({
-    async send({ id, notification, config }) {
-      const body = JSON.stringify(notification);
-      const timestamp = String(Math.floor(now().getTime() / 1000));
-      await http.post(config.url, {
-        body,
-        headers: {
-          ...config.headers,
-          'content-type': 'application/json',
-          'idempotency-key': id,
-          'x-uptime-delivery': id,
-          'x-uptime-event': notification.event,
-          'x-uptime-timestamp': timestamp,
-          ...(config.secret ? { 'x-uptime-signature': signWebhook(config.secret, timestamp, body) } : {}),
-        },
-      });
-    },
-  }),
+  create: ({ http, now }) =>
+    channel({
+      build: ({ id, notification, config, template }) => {
+        const body = webhookBody(notification, template);
+        const timestamp = String(Math.floor(now().getTime() / 1000));
+        return [
+          {
+            kind: 'http',
+            method: 'POST',
+            url: config.url,
+            headers: {
+              'user-agent': userAgent,
+              ...config.headers,
+              'content-type': 'application/json',
+              'idempotency-key': id,
+              'x-uptime-delivery': id,
+              'x-uptime-event': notification.event,
+              'x-uptime-timestamp': timestamp,
+              ...(config.secret ? { 'x-uptime-signature': signWebhook(config.secret, timestamp, body) } : {}),
+            },
+            body,
+          },
+        ];
+      },
+      transmit: (out) => postAll(http, out),
+    }),
 };

@@ -1,4 +1,5 @@
 import type { IntegrationType } from '../../../../shared/src/contracts/notify.ts';
+import type { MessageTemplate } from '../templates.ts';
 import type { Sql } from '../../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../../platform/http/pagination.ts';
 
@@ -10,6 +11,7 @@ export interface IntegrationRow {
   active: boolean;
   config: Record<string, unknown>;
   secrets_sealed: string | null;
+  template: MessageTemplate | null;
   created_at: string;
   updated_at: string;
   project_name: string;
@@ -45,12 +47,14 @@ export interface IntegrationWrite {
   active: boolean;
   config: Record<string, unknown>;
   secrets_sealed: string | null;
+  template: MessageTemplate | null;
 }
 
 export async function insertIntegration(sql: Sql, projectId: string, w: IntegrationWrite): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
-    insert into integrations (project_id, name, type, active, config, secrets_sealed)
-    values (${projectId}, ${w.name}, ${w.type}, ${w.active}, ${sql.json(w.config as never)}, ${w.secrets_sealed})
+    insert into integrations (project_id, name, type, active, config, secrets_sealed, template)
+    values (${projectId}, ${w.name}, ${w.type}, ${w.active}, ${sql.json(w.config as never)}, ${w.secrets_sealed},
+      ${w.template === null ? null : sql.json(w.template as never)})
     returning id`;
   return row!.id;
 }
@@ -58,7 +62,7 @@ export async function insertIntegration(sql: Sql, projectId: string, w: Integrat
 export async function updateIntegration(sql: Sql, id: string, w: IntegrationWrite): Promise<void> {
   await sql`
     update integrations set name = ${w.name}, active = ${w.active}, config = ${sql.json(w.config as never)},
-      secrets_sealed = ${w.secrets_sealed}, updated_at = now()
+      secrets_sealed = ${w.secrets_sealed}, template = ${w.template === null ? null : sql.json(w.template as never)}, updated_at = now()
     where id = ${id}`;
 }
 

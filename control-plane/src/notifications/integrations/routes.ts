@@ -8,7 +8,16 @@ import { createChannels } from '../channels/index.ts';
 import { addressPolicy } from '../../../../shared/src/net/lookup.ts';
 import { createHttpClient } from '../channels/http.ts';
 import { DeliveryView } from '../log.ts';
-import { Integration, IntegrationCreateBody, IntegrationListQuery, IntegrationUpdateBody, TestSendResult } from './schemas.ts';
+import {
+  Integration,
+  IntegrationCreateBody,
+  IntegrationListQuery,
+  IntegrationPreview,
+  IntegrationUpdateBody,
+  PreviewBody,
+  TestBody,
+  TestSendResult,
+} from './schemas.ts';
 import * as service from './service.ts';
 
 export function integrationRoutes(app: App, ctx: ApiContext): void {
@@ -101,17 +110,34 @@ export function integrationRoutes(app: App, ctx: ApiContext): void {
   );
 
   app.post(
+    '/integrations/:id/preview',
+    {
+      schema: {
+        tags,
+        summary: 'Show the exact request(s) the integration would send for a sample alert (secrets redacted; nothing is sent)',
+        params: IdParams,
+        body: PreviewBody.nullish(),
+        response: { 200: dataEnvelope(IntegrationPreview), ...authErrors, ...notFoundError, ...validationErrors },
+      },
+    },
+    async (req) => ({
+      data: await service.previewIntegration(ctx, principalOf(req), req.params.id, req.body ?? PreviewBody.parse({}), channels),
+    }),
+  );
+
+  app.post(
     '/integrations/:id/test',
     {
       schema: {
         tags,
-        summary: 'Send a test message through the integration now',
+        summary: 'Send a test message through the integration now, and show what was sent',
         params: IdParams,
-        response: { 200: messageEnvelope(TestSendResult), ...authErrors, ...notFoundError },
+        body: TestBody.nullish(),
+        response: { 200: messageEnvelope(TestSendResult), ...authErrors, ...notFoundError, ...validationErrors },
       },
     },
     async (req) => {
-      const result = await service.testIntegration(ctx, principalOf(req), req.params.id, channels);
+      const result = await service.testIntegration(ctx, principalOf(req), req.params.id, channels, req.body ?? TestBody.parse({}));
       return { message: result.delivered ? 'Test message delivered' : 'Test message not delivered', data: result };
     },
   );

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import type { Notification } from '../../../../shared/src/contracts/notify.ts';
 import { requireProject, type Principal } from '../../accounts/bearer.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import type { ApiContext } from '../../platform/http/context.ts';
@@ -14,9 +13,21 @@ import { channelSpecs } from '../channels/index.ts';
 import { asDeliveryError, scrub } from '../errors.ts';
 import { deliveriesOfIntegration } from '../log.ts';
 import { recordTestDelivery } from '../repo.ts';
+import { storedTemplate, type MessageTemplate } from '../templates.ts';
+import type { Outbound } from '../channels/types.ts';
 import { openSecrets, sealSecrets, splitSettings, storedSettings, viewSettings, type Settings } from './config.ts';
+import { redact, sampleNotification } from './preview.ts';
 import * as repo from './repo.ts';
-import type { Integration, IntegrationCreateBody, IntegrationUpdateBody, TestSendResult } from './schemas.ts';
+import type {
+  Integration,
+  IntegrationCreateBody,
+  IntegrationPreview,
+  IntegrationUpdateBody,
+  OutboundView,
+  PreviewBody,
+  TestBody,
+  TestSendResult,
+} from './schemas.ts';
 
 /** The stored secrets; none when they cannot be opened (SECRET_KEY changed): they must be entered again. */
 function secretsOf(ctx: ApiContext, r: repo.IntegrationRow): Settings {
@@ -37,6 +48,7 @@ function present(ctx: ApiContext, r: repo.IntegrationRow): Integration {
     type: r.type,
     active: r.active,
     config: viewSettings(r.type, r.config, secret),
+    template: storedTemplate(r.template),
     created_at: formatTimestamp(r.created_at),
     updated_at: formatTimestamp(r.updated_at),
     project: { id: r.project_id, name: r.project_name, description: r.project_description },
@@ -68,6 +80,7 @@ export async function createIntegration(ctx: ApiContext, p: Principal, body: Int
     active: body.active,
     config: shown,
     secrets_sealed: sealSecrets(secret, ctx.keys.integrationSecrets),
+    template: storedTemplate(body.template),
   });
   return getIntegration(ctx, p, id);
 }
@@ -107,6 +120,7 @@ export async function updateIntegration(ctx: ApiContext, p: Principal, id: strin
     active: body.active ?? row.active,
     config,
     secrets_sealed: sealed,
+    template: body.template === undefined ? row.template : storedTemplate(body.template),
   });
   return getIntegration(ctx, p, id);
 }
@@ -115,33 +129,89 @@ export async function deleteIntegration(ctx: ApiContext, p: Principal, id: strin
   if (!(await repo.deleteIntegration(ctx.sql, id, [...p.projectIds]))) throw notFound();
 }
 
-/** Sends a test message now, paused or not, records it in the delivery log and answers with the outcome. */
-export async function testIntegration(ctx: ApiContext, p: Principal, id: string, channels: Channels): Promise<TestSendResult> {
+/** The template a preview or test send words: the one given (null: none), else the stored one. */
+const templateFor = (row: repo.IntegrationRow, given: MessageTemplate | null | undefined) =>
+  given === undefined ? storedTemplate(row.template) : storedTemplate(given);
+
+/** What may be shown of requests made with these settings. */
+function shown(out: readonly Outbound[], settings: { config: Settings; secrets: string[] }): OutboundView[] {
+  const headers = settings.config.headers;
+  const secretHeaders = headers && typeof headers === 'object' ? Object.keys(headers) : [];
+  return out.map((o) => redact(o, settings.secrets, secretHeaders));
+}
+
+const sampleTarget = (row: repo.IntegrationRow) => ({
+  id: row.id,
+  name: row.name,
+  project: { id: row.project_id, name: row.project_name },
+});
+
+/**
+ * The exact request(s) the channel would send for a sample notification (a monitor down, with
+ * sample action links, unless asked for the test message), worded by the given template or the
+ * stored one; secrets redacted. Nothing is sent or stored.
+ */
+export async function previewIntegration(
+  ctx: ApiContext,
+  p: Principal,
+  id: string,
+  body: PreviewBody,
+  channels: Channels,
+): Promise<IntegrationPreview> {
+  const row = await findOwn(ctx, p, id);
+  const notification = sampleNotification(body.event, randomUUID(), sampleTarget(row), ctx.now(), ctx.config.PUBLIC_URL);
+  let settings;
+  try {
+    settings = storedSettings(row.type, row.config, row.secrets_sealed, ctx.keys.integrationSecrets);
+  } catch (err) {
+    const message = asDeliveryError(err).message;
+    throw new AppError('VALIDATION', message, { config: [message] });
+  }
+  const out = channels[row.type].build({
+    id: randomUUID(),
+    attempt: 1,
+    notification,
+    integration: { id: row.id, name: row.name },
+    config: settings.config,
+    template: templateFor(row, body.template),
+  });
+  return { notification, requests: shown(out, settings) };
+}
+
+/**
+ * Sends a test message now, paused or not, records it in the delivery log and answers with the
+ * outcome and what was sent (secrets redacted).
+ */
+export async function testIntegration(
+  ctx: ApiContext,
+  p: Principal,
+  id: string,
+  channels: Channels,
+  body: TestBody = { event: 'integration.test' },
+): Promise<TestSendResult> {
   const row = await findOwn(ctx, p, id);
   const deliveryId = randomUUID();
-  const notification: Notification = {
-    id: randomUUID(),
-    event: 'integration.test',
-    message: `Test message from uptime for the integration "${row.name}": if you read this, it works.`,
-    occurred_at: ctx.now().toISOString(),
-    project: { id: row.project_id, name: row.project_name },
-    subject: { type: 'integration', id: row.id, name: row.name },
-    data: {},
-  };
+  const notification = sampleNotification(body.event, randomUUID(), sampleTarget(row), ctx.now(), ctx.config.PUBLIC_URL);
   const started = performance.now();
   let error: string | null = null;
   let retryable: boolean | null = null;
   let secrets: string[] = [];
+  let sent: OutboundView[] = [];
   try {
     const settings = storedSettings(row.type, row.config, row.secrets_sealed, ctx.keys.integrationSecrets);
     secrets = settings.secrets;
-    await channels[row.type].send({
+    const delivery = {
       id: deliveryId,
       attempt: 1,
       notification,
       integration: { id: row.id, name: row.name },
       config: settings.config,
-    });
+      template: templateFor(row, body.template),
+    };
+    const channel = channels[row.type];
+    const out = channel.build(delivery);
+    sent = shown(out, settings);
+    await channel.transmit(out, delivery);
   } catch (err) {
     const failure = asDeliveryError(err);
     error = scrub(failure.message, secrets);
@@ -149,7 +219,7 @@ export async function testIntegration(ctx: ApiContext, p: Principal, id: string,
   }
   const duration_ms = Math.round(performance.now() - started);
   await recordTestDelivery(ctx.sql, { id: deliveryId, integration_id: row.id, project_id: row.project_id, payload: notification, error });
-  return { delivery_id: deliveryId, delivered: error === null, error, retryable, duration_ms };
+  return { delivery_id: deliveryId, delivered: error === null, error, retryable, duration_ms, sent };
 }
 
 export async function listDeliveries(ctx: ApiContext, p: Principal, id: string, page: PageQuery) {

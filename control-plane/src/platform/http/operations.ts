@@ -50,6 +50,7 @@ export const operationIds: Readonly<Record<string, string>> = {
   'GET /integrations/{id}': 'getIntegration',
   'PATCH /integrations/{id}': 'updateIntegration',
   'DELETE /integrations/{id}': 'deleteIntegration',
+  'POST /integrations/{id}/preview': 'previewIntegration',
   'POST /integrations/{id}/test': 'testIntegration',
   'GET /integrations/{id}/deliveries': 'listIntegrationDeliveries',
 

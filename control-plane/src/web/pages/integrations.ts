@@ -19,6 +19,7 @@ import { formPage, noProject, pageContext, render, type PageContext } from '../p
 import { setFlash } from '../../accounts/sessions.ts';
 import { dataTable, listOrEmpty } from '../table.ts';
 import { urls } from '../urls.ts';
+import { integrationMessageRoutes, readTemplate, templateFields } from './integration-message.ts';
 
 const acronyms: Record<string, string> = { url: 'URL', smtp: 'SMTP', api: 'API', id: 'ID' };
 const label = (name: string) =>
@@ -71,9 +72,9 @@ function typePicker(): Html {
 function newForm(pc: PageContext, type: IntegrationType, form: Form, errors?: Record<string, string[]>): Html {
   const fields = configFields(type);
   return html`<form method="post" action="${urls.integrations}?type=${type}" class="form" novalidate>
-    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(errors, ['name', ...fields.map((f) => `config.${f.name}`)])}
+    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(errors, ['name', 'template', ...fields.map((f) => `config.${f.name}`)])}
     ${field({ name: 'name', label: 'Name', value: text(form, 'name') || typeLabels[type], required: true, errors })}
-    ${fields.map((f) => configInput(f, form, errors))}
+    ${fields.map((f) => configInput(f, form, errors))} ${templateFields(readTemplate(form), errors)}
     <div class="actions">
       <button type="submit" class="btn btn-primary">Create integration</button><a class="btn" href="${urls.integrations}">Cancel</a>
     </div>
@@ -115,6 +116,17 @@ function settingsList(i: Integration): Html {
       return html`<dt>${label(k)}</dt>
         <dd>${Array.isArray(v) ? v.join(', ') : String(v)}</dd>`;
     })}
+    <dt>Message</dt>
+    <dd data-testid="template">
+      ${
+        i.template
+          ? html`${i.template.title ? html`<div><code>${i.template.title}</code></div>` : ''}${
+              i.template.body ? html`<pre class="template">${i.template.body}</pre>` : ''
+            }`
+          : html`<span class="faint">the standard wording</span>`
+      }
+      <div><a href="${urls.integration(i.id)}/message">Edit the message, preview it, send a test</a></div>
+    </dd>
   </dl>`;
 }
 
@@ -124,6 +136,7 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
   const http = createHttpClient(addressPolicy(ctx.config));
   const channels = createChannels({ http, smtp: { url: ctx.config.SMTP_URL, from: ctx.config.SMTP_FROM }, now: ctx.now });
   app.addHook('onClose', () => http.close());
+  integrationMessageRoutes(app, deps, channels);
 
   app.get(urls.integrations, async (req, reply) => {
     const pc = await pageContext(req, deps, 'Integrations', 'integrations');
@@ -178,7 +191,13 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
     const type = IntegrationType.parse(queryText(req, 'type'));
     return submitForm(req, reply, deps, {
       schema: IntegrationCreateBody,
-      input: (form) => ({ project_id: projectId, name: text(form, 'name'), type, config: readConfig(type, form) }),
+      input: (form) => ({
+        project_id: projectId,
+        name: text(form, 'name'),
+        type,
+        config: readConfig(type, form),
+        template: readTemplate(form),
+      }),
       show: (form, errors, status) =>
         sendHtml(reply, formPage(pc, pageHead(html`New ${typeLabels[type]} integration`), newForm(pc, type, form, errors)), status),
       save: (body) => integrations.createIntegration(ctx, pc.session.principal, body),
