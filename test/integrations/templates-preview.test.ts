@@ -118,7 +118,7 @@ describe('message templates, previews and test sends', () => {
       for (const type of Object.keys(ids)) {
         const p = await preview(type);
         assert.equal(p.notification.event, 'monitor.down');
-        assert.ok(p.notification.actions.acknowledge_url.startsWith('https://uptime.example.com/alerts/'));
+        assert.ok(p.notification.actions.acknowledge_url.startsWith('https://uptime.example.com/app/alerts/'));
         assert.equal(p.requests.length, 1, type);
         const text = JSON.stringify(p);
         for (const s of secrets) assert.ok(!text.includes(s), `${type}: the preview shows ${s}`);

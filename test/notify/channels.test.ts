@@ -249,7 +249,11 @@ describe('what each channel sends', () => {
         facts.find((f: { title: string }) => f.title === 'Cause'),
         { title: 'Cause', value: 'HTTP 503 (expected 200-299)' },
       );
-      assert.equal(card.actions[0].url, 'https://shop.example.com/');
+      // The open alert's buttons first (the worker adds its signed links), then the monitored address.
+      assert.deepEqual(
+        card.actions.map((a: { url: string }) => (a.url.includes('/app/alerts/') ? new URL(a.url).pathname.split('/').at(-1) : a.url)),
+        ['acknowledge', 'snooze', card.actions[2].url, 'https://shop.example.com/'],
+      );
       const text = json(down.telegram![0]!).text as string;
       assert.ok(text.startsWith('<b>🔴 Monitor Shop is down</b>'));
       assert.ok(text.includes('<b>Regions:</b> eu-west, us-east'));
