@@ -15,6 +15,9 @@ interface StreamEvent {
   message: string | undefined;
   /** Times the id is in the stream (more than once: republished outside the duplicate window). */
   copies: number;
+  /** An alert step's alert and, for a reminder, its number. */
+  alert: string | undefined;
+  count: number | undefined;
 }
 
 interface Receipt {
@@ -25,7 +28,7 @@ interface Receipt {
 
 /** Cumulative counts since the observer started; a cycle's figures are the difference of two. */
 export interface Tally {
-  acked: { pings: number; triggers: number; checks: number; alerts: number };
+  acked: { pings: number; triggers: number; checks: number; alerts: number; steps: number };
   lost: {
     /** Acknowledged pings missing from the ping log. */
     pings: number;
@@ -37,6 +40,11 @@ export interface Tally {
     notifications: number;
     /** Checks the targets answered that are not stored. */
     checks: number;
+    /**
+     * Alert steps (ADR 0032) recorded on an alert without their event on EVENTS, steps overdue
+     * (a reminder or escalation due and not taken), and step messages missing at the receiver.
+     */
+    steps: number;
   };
   duplicated: {
     pings: number;
@@ -46,6 +54,8 @@ export interface Tally {
     notifications: number;
     /** Alerts nothing owed (a monitor that was never flipped, a heartbeat.late). */
     spurious: number;
+    /** Alert steps taken twice (two reminders of one number, two escalations), or messages of a step sent twice. */
+    steps: number;
   };
   /** Checks in flight in an agent when it was killed (never acknowledged by JetStream). */
   checksInFlightAtKill: number;
@@ -144,7 +154,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
     const stream = dep.names.streams.events;
     const { state } = await jsm.streams.info(stream);
     if (state.messages === 0) return;
-    const found: { id: string; kind: string; subject: string; message: string | undefined }[] = [];
+    const found: Omit<StreamEvent, 'copies'>[] = [];
     const read = async (at: number) => {
       const m = await jsm.streams.getMessage(stream, { seq: at }).catch((err: unknown) => {
         if (String(err).includes('no message found')) return null;
@@ -155,8 +165,13 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         return;
       }
       emptySeqs.delete(at);
-      const e = m.json<{ id: string; kind: string; subject: { id: string }; data: { message?: string } }>();
-      found.push({ id: e.id, kind: e.kind, subject: e.subject.id, message: e.data.message });
+      const e = m.json<{
+        id: string;
+        kind: string;
+        subject: { id: string };
+        data: { message?: string; alert_id?: string; count?: number };
+      }>();
+      found.push({ id: e.id, kind: e.kind, subject: e.subject.id, message: e.data.message, alert: e.data.alert_id, count: e.data.count });
     };
     for (const at of [...emptySeqs]) await read(at);
     nextSeq = Math.max(nextSeq, state.first_seq);
@@ -315,9 +330,9 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
       const pings = ledger.acked.filter((a) => a.flow === 'ping');
       const triggers = ledger.acked.filter((a) => a.flow === 'trigger');
       const t: Tally = {
-        acked: { pings: pings.length, triggers: triggers.length, checks: checks.answered, alerts: 0 },
-        lost: { pings: pendingPings.size, triggers: 0, alerts: 0, notifications: 0, checks: checks.lost },
-        duplicated: { pings: 0, triggers: 0, alerts: 0, notifications: 0, spurious: 0 },
+        acked: { pings: pings.length, triggers: triggers.length, checks: checks.answered, alerts: 0, steps: 0 },
+        lost: { pings: pendingPings.size, triggers: 0, alerts: 0, notifications: 0, checks: checks.lost, steps: 0 },
+        duplicated: { pings: 0, triggers: 0, alerts: 0, notifications: 0, spurious: 0, steps: 0 },
         checksInFlightAtKill: checks.inFlight,
         redeliveries,
         republishedEvents: [...events.values()].filter((e) => e.copies > 1).length,
@@ -380,7 +395,47 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         if (keys === 0) t.lost.notifications++;
         if (keys > 1) t.duplicated.notifications += keys - 1;
       }
+      // Messages of alert steps and integration notices are counted below (steps), not here.
+      for (const e of events.values()) if (e.kind.startsWith('alert.') || e.kind.startsWith('integration.')) ids.add(e.id);
       for (const [id, r] of receipts) if (!ids.has(id)) t.duplicated.notifications += r.keys.size;
+
+      // Alert steps (ADR 0032): each reminder number and the escalation once per alert on EVENTS,
+      // as many as the alert's row recorded, none overdue, and each sent to as many integrations
+      // as it has deliveries (an escalated alert's steps go to two), once each.
+      const stepEvents = [...events.values()].filter((e) => e.kind === 'alert.renotified' || e.kind === 'alert.escalated');
+      const alertRows = await db<{ id: string; renotified: number; escalated: boolean; overdue: boolean }[]>`
+        select id, renotified, escalated_at is not null as escalated, coalesce(next_step_at < now() - interval '20 seconds', false) as overdue
+        from alerts where project_id = ${dep.projectId}`;
+      for (const a of alertRows) {
+        const reminders = stepEvents.filter((e) => e.alert === a.id && e.kind === 'alert.renotified');
+        const numbers = new Set(reminders.map((e) => e.count));
+        const escalations = stepEvents.filter((e) => e.alert === a.id && e.kind === 'alert.escalated').length;
+        t.acked.steps += a.renotified + (a.escalated ? 1 : 0);
+        const missing = a.renotified - [...numbers].filter((n) => n !== undefined && n >= 1 && n <= a.renotified).length;
+        const twice = reminders.length - numbers.size + Math.max(0, escalations - 1);
+        const lostHere = missing + (a.escalated && escalations === 0 ? 1 : 0) + (a.overdue ? 1 : 0);
+        t.lost.steps += lostHere;
+        t.duplicated.steps += twice;
+        if (lostHere > 0 || twice > 0)
+          t.details.push(
+            `alert ${a.id}: ${a.renotified} reminders and ${a.escalated ? 'an' : 'no'} escalation recorded${a.overdue ? ', a step overdue' : ''}; on EVENTS reminders ${[...numbers].join(',')} (${reminders.length} events), ${escalations} escalations`,
+          );
+      }
+      if (stepEvents.length > 0) {
+        const expected = new Map(
+          (
+            await db<{ event_id: string; n: number }[]>`
+              select event_id, count(*)::int as n from deliveries where event_id = any(${db.array(stepEvents.map((e) => e.id))}::uuid[])
+              group by event_id`
+          ).map((r) => [r.event_id, r.n]),
+        );
+        for (const e of stepEvents) {
+          const keys = receipts.get(e.id)?.keys.size ?? 0;
+          const want = expected.get(e.id) ?? 0;
+          if (keys < want) t.lost.steps += want - keys;
+          if (keys > want) t.duplicated.steps += keys - want;
+        }
+      }
 
       // Each acknowledged trigger call fired once.
       const firedBy = new Map<string, number>();

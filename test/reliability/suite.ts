@@ -46,6 +46,7 @@ export async function startSuite(opts: SuiteOptions): Promise<Suite> {
     const ledger = createLedger();
     const traffic = createTraffic(dep, workload, ledger, { pingEveryMs: 1_000, triggerEveryMs: 400, flipDwellMs: 10_000, ...opts.traffic });
     observer = createObserver(dep, workload, ledger, traffic);
+    observer.owe(workload.stuck, 'heartbeat.down');
     await Promise.all(workload.monitors.map((m) => monitorStatus(dep.db, m.id, 1, 60_000)));
     return { dep, workload, ledger, traffic, observer, stop };
   } catch (err) {
@@ -186,7 +187,7 @@ export async function runFault(suite: Suite, fault: Fault, cycles = cyclesPerFau
   const inFlight = before.checksInFlightAtKill - first.checksInFlightAtKill;
   const extra = fault.notes?.();
   const notes = [
-    `acknowledged: ${acked.pings} pings, ${acked.triggers} trigger calls, ${acked.checks} checks answered; ${acked.alerts} alerts owed`,
+    `acknowledged: ${acked.pings} pings, ${acked.triggers} trigger calls, ${acked.checks} checks answered; ${acked.alerts} alerts owed; ${acked.steps} alert steps (reminders, escalations) taken`,
     `${refused} requests refused (retried)`,
     inFlight > 0 ? `${inFlight} checks in flight in the killed agent (never acknowledged, not counted as lost)` : '',
     before.redeliveries > first.redeliveries

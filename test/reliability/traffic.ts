@@ -94,6 +94,8 @@ export interface WorkloadMonitor {
 
 export interface Workload {
   heartbeats: string[];
+  /** A heartbeat that failed once and is never pinged again: its alert is re-notified and escalated through the run. */
+  stuck: string;
   triggerId: string;
   monitors: WorkloadMonitor[];
   interval: number;
@@ -130,6 +132,24 @@ export async function createWorkload(dep: Deployment, opts: { heartbeats: number
     for (let i = 0; i < opts.heartbeats; i++) {
       heartbeats.push(await created('/heartbeats', { project_id: projectId, name: `job ${i + 1}`, grace_period: 3600, period: 3600 }));
     }
+    // The response policy (ADR 0032) under every fault: a reminder every minute and an escalation
+    // after two, to a second integration on the same receiver. The stuck heartbeat fails once and
+    // is never pinged again, so its alert is reminded all through the run.
+    const secondLine = await created('/integrations', {
+      project_id: projectId,
+      name: 'second line',
+      type: 'webhook',
+      config: { url: `${dep.sink.url}/escalation` },
+    });
+    const policy = await api('PUT', `/projects/${projectId}`, {
+      renotify_minutes: 1,
+      escalate_after_minutes: 2,
+      escalation_integration_ids: [secondLine],
+    });
+    if (policy.status !== 200) throw new Error(`PUT /projects: ${policy.status} ${JSON.stringify(policy.body)}`);
+    const stuck = await created('/heartbeats', { project_id: projectId, name: 'stuck job', grace_period: 3600, period: 3600 });
+    const failed = await send('POST', `${dep.controlPlanes[0]!.url}/heartbeat/${stuck}/fail`);
+    if (!('status' in failed) || failed.status !== 200) throw new Error(`the stuck heartbeat's fail ping: ${JSON.stringify(failed)}`);
     const interval = 5;
     const monitors: WorkloadMonitor[] = [];
     for (let i = 0; i < opts.monitors; i++) {
@@ -145,7 +165,7 @@ export async function createWorkload(dep: Deployment, opts: { heartbeats: number
       });
       monitors.push({ id, target, flips: i < opts.flipping });
     }
-    return { heartbeats, triggerId, monitors, interval, close };
+    return { heartbeats, stuck, triggerId, monitors, interval, close };
   } catch (err) {
     await close();
     throw err;

@@ -16,6 +16,10 @@ export interface IntegrationRow {
   updated_at: string;
   project_name: string;
   project_description: string;
+  failures: number;
+  failing_since: string | null;
+  failing_alerted_at: string | null;
+  last_failure: string | null;
 }
 
 const ids = (sql: Sql, projectIds: readonly string[]) => sql.array([...projectIds]);

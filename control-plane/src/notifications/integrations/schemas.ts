@@ -73,6 +73,16 @@ export const Integration = z
         'The settings. Secrets are never returned: `<name>_set` tells whether one is stored, `<name>_hint` shows the host and last characters of a secret URL.',
       ),
     template: MessageTemplateView.nullable().describe('The message template (docs/messages.md); null: the standard wording.'),
+    delivery: z
+      .object({
+        failing: z
+          .boolean()
+          .describe('Its attempts keep failing (5 in a row, or for 10 minutes): the project was told through its other integrations.'),
+        failures: z.number().int().describe('Failed attempts in a row since its last delivered one.'),
+        failing_since: z.string().nullable().describe('When that run of failures began; null when its last attempt was delivered.'),
+        last_failure: z.string().nullable().describe('What the last failed attempt got (host named, secrets left out).'),
+      })
+      .describe('Extension: how its deliveries go (ADR 0032).'),
     created_at: z.string(),
     updated_at: z.string(),
     project: ProjectSummary,

@@ -49,6 +49,12 @@ function present(ctx: ApiContext, r: repo.IntegrationRow): Integration {
     active: r.active,
     config: viewSettings(r.type, r.config, secret),
     template: storedTemplate(r.template),
+    delivery: {
+      failing: r.failing_alerted_at !== null,
+      failures: r.failures,
+      failing_since: r.failing_since === null ? null : formatTimestamp(r.failing_since),
+      last_failure: r.last_failure,
+    },
     created_at: formatTimestamp(r.created_at),
     updated_at: formatTimestamp(r.updated_at),
     project: { id: r.project_id, name: r.project_name, description: r.project_description },

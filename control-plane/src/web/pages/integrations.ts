@@ -131,6 +131,13 @@ function settingsList(i: Integration): Html {
 }
 
 /** Integrations: where alerts go. Created per type, tested with one click, with their delivery log. */
+/** Active, paused, or failing (its attempts keep failing: ADR 0032). */
+function integrationPill(i: Integration): Html {
+  if (!i.active) return html`<span class="pill">Paused</span>`;
+  if (i.delivery.failing) return html`<span class="pill down" data-testid="failing">Failing</span>`;
+  return html`<span class="pill up">Active</span>`;
+}
+
 export function integrationRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
   const http = createHttpClient(addressPolicy(ctx.config));
@@ -162,7 +169,7 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
                 items.map(
                   (i) =>
                     html`<tr>
-                      <td>${i.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`}</td>
+                      <td>${integrationPill(i)}</td>
                       <td class="name"><a href="${urls.integration(i.id)}">${i.name}</a></td>
                       <td>${typeLabels[i.type]}</td>
                       <td class="hide-sm">${timeTag(i.created_at, relativeTime(new Date(i.created_at), ctx.now()))}</td>
@@ -220,12 +227,21 @@ export function integrationRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead(integration.name, {
-            pill: integration.active ? html`<span class="pill up">Active</span>` : html`<span class="pill">Paused</span>`,
+            pill: integrationPill(integration),
             sub: typeLabels[integration.type],
             actions: html`${postButton({ action: `${base}/test`, label: 'Send a test', csrf, kind: 'primary' })}
             ${postButton({ action: `${base}/${integration.active ? 'pause' : 'resume'}`, label: integration.active ? 'Pause' : 'Resume', csrf })}
             ${postButton({ action: `${base}/delete`, label: 'Delete', csrf, kind: 'danger', confirm: `Delete “${integration.name}”? Monitors, heartbeats and triggers stop sending to it.` })}`,
           })}
+          ${
+            integration.delivery.failing
+              ? html`<p class="notice down" data-testid="integration-failing">
+                  Its last ${integration.delivery.failures} attempts failed (since
+                  ${(integration.delivery.failing_since ?? '').slice(0, 16).replace('T', ' ')} UTC):
+                  ${integration.delivery.last_failure ?? ''}. The project's other integrations were told.
+                </p>`
+              : ''
+          }
           <div class="card">
             <div class="card-head"><h2>Settings</h2></div>
             <div class="card-body">${settingsList(integration)}</div>
