@@ -180,11 +180,17 @@ describe('dashboard: dependencies, flapping and grouping', () => {
     const alertId = await openTestAlert(cp.db.sql, ada.project_id, hb);
     const page = await web.get(`/app/heartbeats/${hb.id}`);
     assert.match(page.text, /data-testid="open-alert"/);
+    const list = await web.get('/app/alerts');
+    assert.match(list.text, new RegExp(`data-alert="${alertId}"[^]*?Billing run[^]*?Acknowledge`));
     const ack = await web.submit(`/app/heartbeats/${hb.id}`, `/app/heartbeats/${hb.id}/acknowledge`, {});
     assert.equal(ack.status, 303);
     const alert = (await api('GET', `/alerts/${alertId}`)).body.data;
     assert.equal(alert.status, 'acknowledged');
     assert.equal(alert.acknowledged_by, ada.email);
+    assert.match(
+      (await web.get('/app/alerts')).text,
+      new RegExp(`data-alert="${alertId}"[^]*?acknowledged by ${ada.email.replace('.', '\\.')}`),
+    );
     const snooze = await web.submit(`/app/heartbeats/${hb.id}`, `/app/heartbeats/${hb.id}/snooze`, { minutes: '60' });
     assert.equal(snooze.status, 303);
     assert.ok((await api('GET', `/heartbeats/${hb.id}`)).body.data.snoozed_until);

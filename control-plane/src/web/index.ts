@@ -13,6 +13,7 @@ import { loadSession, setFlash } from '../accounts/sessions.ts';
 import { urls } from './urls.ts';
 import { alertLinkRoutes } from './pages/alert-links.ts';
 import { alertPanelRoutes } from './alert-panel.ts';
+import { alertListRoutes } from './pages/alerts-list.ts';
 import { signInRoutes, signOutRoute } from './pages/sign-in.ts';
 import { signUpRoutes } from './pages/sign-up.ts';
 import { overviewRoutes } from './pages/overview.ts';
@@ -117,6 +118,7 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       projectSettingsRoutes(signedIn, deps);
       badgeActionRoutes(signedIn, deps);
       alertPanelRoutes(signedIn, deps);
+      alertListRoutes(signedIn, deps);
     });
   });
 }

@@ -11,7 +11,7 @@ export interface AssetHrefs {
 }
 
 export type NavKey =
-  'overview' | 'monitors' | 'heartbeats' | 'maintenance' | 'triggers' | 'integrations' | 'tokens' | 'members' | 'project';
+  'overview' | 'monitors' | 'heartbeats' | 'alerts' | 'maintenance' | 'triggers' | 'integrations' | 'tokens' | 'members' | 'project';
 
 export interface Chrome {
   title: string;
@@ -25,6 +25,7 @@ const icons: Record<NavKey, string> = {
   overview: '<path d="M3 10.5 10 4l7 6.5V17a1 1 0 0 1-1 1h-4v-5H8v5H4a1 1 0 0 1-1-1z"/>',
   monitors: '<path d="M2 10h4l2-5 4 10 2-5h4"/>',
   heartbeats: '<path d="M10 17s-7-4.3-7-9a3.8 3.8 0 0 1 7-2 3.8 3.8 0 0 1 7 2c0 4.7-7 9-7 9z"/>',
+  alerts: '<path d="M10 3a4.5 4.5 0 0 0-4.5 4.5V11L4 14h12l-1.5-3V7.5A4.5 4.5 0 0 0 10 3zM8.5 16.5a1.6 1.6 0 0 0 3 0"/>',
   maintenance:
     '<path d="M12.6 3.2a4.2 4.2 0 0 0-4.9 5.5L2.8 13.6a1.8 1.8 0 0 0 2.6 2.6l4.9-4.9a4.2 4.2 0 0 0 5.5-4.9l-2.5 2.5-2.4-.6-.6-2.4z"/>',
   triggers: '<path d="M11 2 4 11h5l-1 7 7-9h-5z"/>',
@@ -99,6 +100,7 @@ export function appPage(c: Chrome, body: Html): Html {
       ${navLink('overview', urls.home, 'Overview', c.active)}
       ${navLink('monitors', urls.monitors, 'Monitors', c.active)}
       ${navLink('heartbeats', urls.heartbeats, 'Heartbeats', c.active)}
+      ${navLink('alerts', urls.alerts, 'Alerts', c.active)}
       ${navLink('maintenance', urls.maintenance, 'Maintenance', c.active)}
       ${navLink('triggers', urls.triggers, 'Triggers', c.active)}
       ${navLink('integrations', urls.integrations, 'Integrations', c.active)}

@@ -11,6 +11,7 @@ export const urls = {
   heartbeats: '/app/heartbeats',
   newHeartbeat: '/app/heartbeats/new',
   heartbeat: (id: string) => `/app/heartbeats/${id}`,
+  alerts: '/app/alerts',
   maintenance: '/app/maintenance',
   newMaintenance: '/app/maintenance/new',
   maintenanceWindow: (id: string) => `/app/maintenance/${id}`,
