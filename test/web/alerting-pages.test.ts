@@ -199,6 +199,28 @@ describe('dashboard: dependencies, flapping and grouping', () => {
     assert.equal((await api('GET', `/heartbeats/${hb.id}`)).body.data.snoozed_until, null);
   });
 
+  it('says on the overview and on the integration when an integration keeps failing', async () => {
+    const hook = (
+      await api('POST', '/integrations', {
+        project_id: ada.project_id,
+        name: 'Broken hook',
+        type: 'webhook',
+        config: { url: 'https://hooks.example/broken' },
+      })
+    ).body.data;
+    assert.doesNotMatch((await web.get('/')).text, /data-testid="failing-integration"/);
+    // As the delivery worker records a run of failures that the project was told of.
+    await cp.db.sql`
+      update integrations set failures = 5, failing_since = now() - interval '3 minutes', failing_alerted_at = now(),
+        last_failure = 'HTTP 500 from hooks.example' where id = ${hook.id}`;
+    assert.match((await web.get('/')).text, /data-testid="failing-integration"[^]*?Broken hook[^]*?5 attempts in a row/);
+    const page = await web.get(`/app/integrations/${hook.id}`);
+    assert.match(page.text, /data-testid="failing">Failing</);
+    assert.match(page.text, /data-testid="integration-failing"[^]*?HTTP 500 from hooks\.example/);
+    const read = (await api('GET', `/integrations/${hook.id}`)).body.data;
+    assert.deepEqual([read.delivery.failing, read.delivery.failures, read.delivery.last_failure], [true, 5, 'HTTP 500 from hooks.example']);
+  });
+
   it('sends regional incidents when asked on the form, and marks them on the monitor page', async () => {
     const created = await web.submit('/app/monitors/new', '/app/monitors', { ...monitorFields, name: 'Worldwide', alert_regional: 'on' });
     assert.equal(created.status, 303, created.text.slice(0, 500));

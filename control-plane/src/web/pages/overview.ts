@@ -1,4 +1,5 @@
 import type { App } from '../../platform/http/context.ts';
+import * as integrations from '../../notifications/integrations/service.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
 import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
@@ -120,11 +121,14 @@ export function overviewRoutes(app: App, deps: WebDeps): void {
     if (!pc.project) return sendHtml(reply, noProject(pc));
     const principal = sessionOf(req).principal;
     const now = ctx.now();
-    const [ms, hs, open] = await Promise.all([
+    const [ms, hs, open, channels] = await Promise.all([
       monitors.listMonitors(ctx, principal, pc.project.id, { page: 1, per_page: 100 }),
       heartbeats.listHeartbeats(ctx, principal, pc.project.id, { page: 1, per_page: 100 }),
       projectOpenIncidents(ctx, principal, pc.project.id),
+      integrations.listIntegrations(ctx, principal, pc.project.id, { page: 1, per_page: 100 }),
     ]);
+    // Integrations whose messages are not getting through (ADR 0032): said first, since every alert depends on them.
+    const failing = channels.items.filter((i) => i.active && i.delivery.failing);
     const sparks = await projectSparklines(
       ctx,
       principal,
@@ -135,7 +139,14 @@ export function overviewRoutes(app: App, deps: WebDeps): void {
     const beating = hs.items.filter((h) => h.status === 'up' || h.status === 'running').length;
     const active = ms.items.filter((m) => m.active);
     const avgUptime = active.length ? active.reduce((s, m) => s + m.uptime, 0) / active.length : null;
-    const body = html`<div class="stats">
+    const body = html`${failing.map(
+        (i) =>
+          html`<p class="notice down" data-testid="failing-integration">
+            Integration <a href="${urls.integration(i.id)}">${i.name}</a> keeps failing (${i.delivery.failures} attempts in a row): its
+            messages are not getting through.
+          </p>`,
+      )}
+      <div class="stats">
         <div class="stat">
           <div class="label">Monitors up</div>
           <div class="value">${up}<span class="faint"> / ${ms.total}</span></div>
