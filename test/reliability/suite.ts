@@ -46,7 +46,7 @@ export async function startSuite(opts: SuiteOptions): Promise<Suite> {
     const ledger = createLedger();
     const traffic = createTraffic(dep, workload, ledger, { pingEveryMs: 1_000, triggerEveryMs: 400, flipDwellMs: 10_000, ...opts.traffic });
     observer = createObserver(dep, workload, ledger, traffic);
-    observer.owe(workload.stuck, 'heartbeat.down');
+    for (const id of workload.stuck) observer.owe(id, 'heartbeat.down');
     await Promise.all(workload.monitors.map((m) => monitorStatus(dep.db, m.id, 1, 60_000)));
     return { dep, workload, ledger, traffic, observer, stop };
   } catch (err) {

@@ -94,13 +94,16 @@ export interface WorkloadMonitor {
 
 export interface Workload {
   heartbeats: string[];
-  /** A heartbeat that failed once and is never pinged again: its alert is re-notified and escalated through the run. */
-  stuck: string;
+  /** Heartbeats that failed once and are never pinged again: their alerts are re-notified and escalated through the run. */
+  stuck: string[];
   triggerId: string;
   monitors: WorkloadMonitor[];
   interval: number;
   close(): Promise<void>;
 }
+
+/** Heartbeats left down all run, whose alerts the response policy reminds and escalates. */
+const STUCK_HEARTBEATS = 6;
 
 /** What the traffic runs against: a webhook integration, heartbeats, a trigger, monitors with their targets. */
 export async function createWorkload(dep: Deployment, opts: { heartbeats: number; monitors: number; flipping: number }): Promise<Workload> {
@@ -133,8 +136,8 @@ export async function createWorkload(dep: Deployment, opts: { heartbeats: number
       heartbeats.push(await created('/heartbeats', { project_id: projectId, name: `job ${i + 1}`, grace_period: 3600, period: 3600 }));
     }
     // The response policy (ADR 0032) under every fault: a reminder every minute and an escalation
-    // after two, to a second integration on the same receiver. The stuck heartbeat fails once and
-    // is never pinged again, so its alert is reminded all through the run.
+    // after two, to a second integration on the same receiver. The stuck heartbeats fail once and
+    // are never pinged again, so their alerts are reminded all through the run, several at once.
     const secondLine = await created('/integrations', {
       project_id: projectId,
       name: 'second line',
@@ -147,9 +150,13 @@ export async function createWorkload(dep: Deployment, opts: { heartbeats: number
       escalation_integration_ids: [secondLine],
     });
     if (policy.status !== 200) throw new Error(`PUT /projects: ${policy.status} ${JSON.stringify(policy.body)}`);
-    const stuck = await created('/heartbeats', { project_id: projectId, name: 'stuck job', grace_period: 3600, period: 3600 });
-    const failed = await send('POST', `${dep.controlPlanes[0]!.url}/heartbeat/${stuck}/fail`);
-    if (!('status' in failed) || failed.status !== 200) throw new Error(`the stuck heartbeat's fail ping: ${JSON.stringify(failed)}`);
+    const stuck: string[] = [];
+    for (let i = 0; i < STUCK_HEARTBEATS; i++) {
+      const id = await created('/heartbeats', { project_id: projectId, name: `stuck job ${i + 1}`, grace_period: 3600, period: 3600 });
+      const failed = await send('POST', `${dep.controlPlanes[0]!.url}/heartbeat/${id}/fail`);
+      if (!('status' in failed) || failed.status !== 200) throw new Error(`a stuck heartbeat's fail ping: ${JSON.stringify(failed)}`);
+      stuck.push(id);
+    }
     const interval = 5;
     const monitors: WorkloadMonitor[] = [];
     for (let i = 0; i < opts.monitors; i++) {
