@@ -15,10 +15,11 @@ import { createSql } from '../../control-plane/src/platform/db/sql.ts';
 import { startControlPlane } from '../../control-plane/src/runtime/control-plane.ts';
 import type { Role } from '../../control-plane/src/runtime/roles.ts';
 import { answer } from '../lib/child.ts';
+import { createExplainingSql, type StatementCost } from '../lib/explain.ts';
 import { startProfiling, type ProfileSummary } from '../lib/profile.ts';
 
 export type ProcessArgs = { roles: Role[]; app: string; logFile: string };
-export type ProcessStats = { cpuUs: number; statements: Record<string, number> };
+export type ProcessStats = { cpuUs: number; statements: Record<string, number>; explained?: StatementCost[] };
 export type ProcessMessage = { op: 'stats' } | { op: 'profile-start' } | { op: 'profile-stop'; name: string };
 export type { ProfileSummary };
 
@@ -26,7 +27,10 @@ const args = JSON.parse(process.argv[2]!) as ProcessArgs;
 const config = loadConfig(process.env);
 const logStream = createWriteStream(args.logFile, { flags: 'a' });
 const log = createLogger({ level: process.env.LOG_LEVEL ?? 'info', destination: logStream, pretty: false });
-const sql = createSql(config.DATABASE_URL!, { log, max: config.PG_POOL_SIZE, applicationName: args.app });
+// BENCH_EXPLAIN=1: every statement explained by auto_explain (lib/explain.ts), for the time
+// Postgres spends on each; it slows them, so the figures of such a run are not the measure.
+const explaining = process.env.BENCH_EXPLAIN === '1' ? createExplainingSql(config.DATABASE_URL!, config.PG_POOL_SIZE, args.app) : undefined;
+const sql = explaining?.sql ?? createSql(config.DATABASE_URL!, { log, max: config.PG_POOL_SIZE, applicationName: args.app });
 
 const statements = new Map<string, number>();
 // postgres.js calls options.debug for every statement a pool connection sends.
@@ -36,14 +40,28 @@ sql.options.debug = (_conn: number, query: string) => {
 };
 
 const nc = await connectNats({ servers: config.NATS_URL!, name: args.app, log });
-const cp = await startControlPlane({ config, log, sql, nc, roles: args.roles, port: 0 });
+// Experiments only: another number of sends in flight than the role's default.
+const concurrency = process.env.BENCH_NOTIFY_CONCURRENCY ? Number(process.env.BENCH_NOTIFY_CONCURRENCY) : undefined;
+const cp = await startControlPlane({
+  config,
+  log,
+  sql,
+  nc,
+  roles: args.roles,
+  port: 0,
+  ...(concurrency ? { notify: { concurrency } } : {}),
+});
 
 let stopProfiling: ((name: string) => Promise<ProfileSummary>) | undefined;
 process.on('message', (m: ProcessMessage) => {
   void (async () => {
     if (m.op === 'stats') {
       const u = process.cpuUsage();
-      await answer({ cpuUs: u.user + u.system, statements: Object.fromEntries(statements) } satisfies ProcessStats);
+      await answer({
+        cpuUs: u.user + u.system,
+        statements: Object.fromEntries(statements),
+        ...(explaining ? { explained: explaining.statements() } : {}),
+      } satisfies ProcessStats);
     } else if (m.op === 'profile-start') {
       stopProfiling = await startProfiling(1_000);
       await answer({ ok: true });

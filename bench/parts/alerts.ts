@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { createSql } from '../../control-plane/src/platform/db/sql.ts';
 import { trackBackends } from '../lib/backends.ts';
 import { startScript, type Service } from '../lib/child.ts';
+import { statementTable } from '../lib/explain.ts';
 import { benchDatabase, benchLog, benchNats, natsServer, postgresServer } from '../lib/infra.ts';
 import { runPart, type PartContext } from '../lib/part.ts';
 import { cpuUsByCommand, machineCpuTicks } from '../lib/proc.ts';
@@ -244,6 +245,18 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
     results.push(await run('fan-out', fanOut, lastRun ? 'alerts-notify-fan-out' : undefined));
   }
   const connections = await take();
+  const explained = (await stats(notify)).explained;
+  if (explained) {
+    ctx.notes.push(
+      'BENCH_EXPLAIN=1: every statement of the notify process was explained (auto_explain, actual times): its figures are slowed by that.',
+    );
+    ctx.limits.push({
+      title:
+        "Postgres' execution time by statement of the notify process, every run together (auto_explain; commit's WAL flush not included)",
+      text: statementTable(explained, 16),
+    });
+    ctx.log(statementTable(explained, 16));
+  }
 
   const a = results.filter((r) => r.scenario === 'simultaneous');
   const b = results.filter((r) => r.scenario === 'fan-out');
