@@ -114,11 +114,14 @@ export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promis
       i.active as integration_active, i.config, i.secrets_sealed`;
 }
 
-/** last_error stays: a delivery that needed retries shows what went wrong before. */
-export async function markDelivered(sql: Sql, id: string): Promise<void> {
+/**
+ * Records sent deliveries, any number in one statement (the worker batches them: group-commit.ts).
+ * last_error stays: a delivery that needed retries shows what went wrong before.
+ */
+export async function markDelivered(sql: Sql, ids: readonly string[]): Promise<void> {
   await sql`
     update deliveries set status = 'delivered', delivered_at = now(), claimed_until = null, updated_at = now()
-    where id = ${id} and status = 'sending'`;
+    where id = any(${arrayLiteral(ids)}::uuid[]) and status = 'sending'`;
 }
 
 export async function markRetry(sql: Sql, id: string, attempt: number, error: string, delayMs: number): Promise<void> {
