@@ -99,7 +99,17 @@ export interface Claimed {
  * again meanwhile, and a delivered or dead one is never taken.
  */
 export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promise<Claimed[]> {
-  return sql<Claimed[]>`
+  // The oldest due rows are found by walking deliveries_relay_idx in next_attempt_at order and
+  // stopping after `limit`. Left to itself, the planner expects few rows there (the statistics
+  // see the queue as it usually is: nearly empty), and at times chooses to read every pending row
+  // of the index, sort them all and keep `limit`: each claim then costs the whole backlog, and a
+  // burst of 10,000 deliveries (some 600 claims) cost Postgres seconds of CPU (docs/benchmarks.md,
+  // alerts). The two settings take those plans away for this transaction only; the set_config
+  // call is sent with the claim, so the transaction adds a BEGIN and a COMMIT, not a round trip each.
+  return sql
+    .begin((tx) => [
+      tx`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`,
+      tx<Claimed[]>`
     update deliveries d set status = 'sending', attempts = d.attempts + 1, updated_at = now(),
       claimed_until = now() + ${leaseMs} * interval '1 millisecond'
     from (
@@ -111,7 +121,9 @@ export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promis
     ) due, integrations i
     where d.id = due.id and i.id = d.integration_id
     returning d.id, d.attempts, d.payload, d.integration_id, i.name as integration_name, i.type as integration_type,
-      i.active as integration_active, i.config, i.secrets_sealed`;
+      i.active as integration_active, i.config, i.secrets_sealed`,
+    ])
+    .then(([, claimed]) => claimed as Claimed[]);
 }
 
 /**
