@@ -6,7 +6,7 @@ import { afterFailure, type Backoff } from './backoff.ts';
 import type { Channels } from './channels/index.ts';
 import { asDeliveryError, DeliveryError, scrub } from './errors.ts';
 import { groupCommit } from './group-commit.ts';
-import { storedSettings } from './integrations/config.ts';
+import { settingsCache } from './integrations/config.ts';
 import { claimDue, markDead, markDelivered, markRetry, type Claimed } from './repo.ts';
 
 export interface WorkerOptions {
@@ -76,12 +76,14 @@ export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void
     opts.concurrency,
   );
 
+  const settingsOf = settingsCache(opts.integrationSecrets);
+
   const attempt = async (d: Claimed) => {
     const dlog = log.child({ deliveryId: d.id, integrationId: d.integration_id, type: d.integration_type, attempt: d.attempts });
     let secrets: string[] = [];
     try {
       if (!d.integration_active) throw new DeliveryError('the integration is paused', { permanent: true });
-      const settings = storedSettings(d.integration_type, d.config, d.secrets_sealed, opts.integrationSecrets);
+      const settings = settingsOf(d.integration_type, d.config, d.secrets_sealed);
       secrets = settings.secrets;
       await opts.channels[d.integration_type].send({
         id: d.id,
@@ -118,10 +120,13 @@ export function startDeliveryWorker(opts: WorkerOptions): { stop(): Promise<void
 
   let stopped = false;
   const inFlight = new Set<Promise<void>>();
+  const claimAtLeast = Math.max(1, Math.floor(opts.concurrency / 4));
   const loop = (async () => {
     while (!stopped) {
       const room = opts.concurrency - inFlight.size;
-      if (room <= 0) {
+      // While sends are in flight, claim once a quarter of the slots is free: one claim then takes
+      // many deliveries, not one per finished send.
+      if (room <= 0 || (inFlight.size > 0 && room < claimAtLeast)) {
         await Promise.race(inFlight);
         continue;
       }
