@@ -5,8 +5,15 @@ import { listenForWork } from '../platform/db/wakeup.ts';
 import { releaseDependents, releaseGroups, releaseHeld, releaseSettled, routeAlerts } from './hold.ts';
 import { alertsWaiting, claimAlerts, markNotified } from './repo.ts';
 
-/** Alert events routed in one transaction at most. */
+/** Held alerts released in one transaction at most. */
 const MAX_BATCH = 100;
+
+/**
+ * Alert events routed in one transaction at most. A batch costs some ten statements whatever its
+ * size, each waiting its turn on a process that is also sending: at 100 a burst of 10,000 took
+ * 100 transactions one after another and routing was the slowest step (docs/benchmarks.md, alerts).
+ */
+const ROUTE_BATCH = 500;
 
 /** How long an event whose routing failed is left alone before it is tried again. */
 const RETRY_AFTER_MS = 5_000;
@@ -62,7 +69,7 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
 
   const routeBatch = (skip: string[]) =>
     opts.sql.begin(async (tx) => {
-      const rows = await claimAlerts(tx, MAX_BATCH, skip);
+      const rows = await claimAlerts(tx, ROUTE_BATCH, skip);
       const events: DomainEvent[] = [];
       const unreadable: string[] = [];
       for (const row of rows) {
@@ -130,12 +137,12 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
         // the others: the batch is read again and tried event by event.
         log.warn({ err }, 'routing a batch failed; trying its events one by one');
         // Read only: each event is then routed in a transaction of its own (a repeat is a no-op).
-        const rows = await opts.sql.begin((tx) => claimAlerts(tx, MAX_BATCH, [...failing.keys()]));
+        const rows = await opts.sql.begin((tx) => claimAlerts(tx, ROUTE_BATCH, [...failing.keys()]));
         for (const row of rows) {
           const parsed = DomainEvent.safeParse(row.payload);
           if (parsed.success) await routeOne(parsed.data);
         }
-        if (rows.length < MAX_BATCH) return routed + (await releaseNow());
+        if (rows.length < ROUTE_BATCH) return routed + (await releaseNow());
         continue;
       }
       if (batch.rows > 0) counters.batches++;
@@ -147,7 +154,7 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
       if (batch.routed.deliveries > 0 || batch.routed.held > 0) {
         log.info({ events: settled, deliveries: batch.routed.deliveries, held: batch.routed.held }, 'events routed');
       }
-      if (batch.rows < MAX_BATCH) return routed + (await releaseNow());
+      if (batch.rows < ROUTE_BATCH) return routed + (await releaseNow());
     }
   };
 
