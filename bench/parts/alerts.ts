@@ -17,7 +17,7 @@ import { startScript, type Service } from '../lib/child.ts';
 import { statementTable } from '../lib/explain.ts';
 import { benchDatabase, benchLog, benchNats, natsServer, postgresServer } from '../lib/infra.ts';
 import { runPart, type PartContext } from '../lib/part.ts';
-import { cpuUsByCommand, machineCpuTicks } from '../lib/proc.ts';
+import { machineCpuTicks, pidsListeningOn, processCpuUs } from '../lib/proc.ts';
 import type { ProfileSummary } from '../lib/profile.ts';
 import { median, percentile, round, summarize } from '../lib/stats.ts';
 import type { ProcessArgs, ProcessStats } from './alerts-process.ts';
@@ -30,6 +30,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 const n = (v: number) => v.toLocaleString('en');
 
 type Scenario = 'simultaneous' | 'fan-out';
+
+const withTotal = (parts: Record<string, number>) => ({
+  ...parts,
+  'the service in all': round(
+    Object.values(parts).reduce((t, v) => t + v, 0),
+    1,
+  ),
+});
 type RunResult = {
   scenario: Scenario;
   alerts: number;
@@ -48,7 +56,10 @@ type RunResult = {
   /** Deliveries a second, from the first receipt to the last. */
   rate: number;
   stages: Record<string, { p50: number; p99: number }>;
+  /** The service's processes, their Postgres backends and nats-server, and their sum. */
   cpuUsPerDelivery: Record<string, number>;
+  /** The receiver's (the third party's), apart. */
+  receiverCpuUsPerDelivery: number;
   machineBusy: number;
   load: number;
   statementsPerDelivery: Record<string, number>;
@@ -60,13 +71,15 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
   const simultaneous = 1_000;
   const fanOut = q ? 2_000 : 10_000;
   const repeats = q ? 1 : 3;
-  // After a warm-up of 200 spread over a second, the first run cost the notify process twice the
-  // CPU per delivery of the next ones.
-  const warm = 1_000;
+  const warm: [count: number, spreadMs: number][] = [
+    [simultaneous, 0],
+    [q ? fanOut : 5_000, 1_000],
+  ];
+  const warmTotal = warm.reduce((t, [c]) => t + c, 0);
   // The full run profiles one more run of each scenario, not counted in the figures (the
   // profiler slows the process it samples).
   const profiled = !q;
-  const perProject = Math.ceil((warm + (repeats + (profiled ? 1 : 0)) * (simultaneous + fanOut)) / projects);
+  const perProject = Math.ceil((warmTotal + (repeats + (profiled ? 1 : 0)) * (simultaneous + fanOut)) / projects);
 
   const adminUrl = await postgresServer(ctx);
   const natsUrl = await natsServer(ctx);
@@ -102,6 +115,9 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
   };
   const [deadline, notify] = await Promise.all([start('deadline'), start('notify')]);
   const stats = (s: Service<unknown>) => s.request<ProcessStats>({ op: 'stats' });
+  // The nats-server this part talks to, not the others' on a shared machine.
+  const natsPids = pidsListeningOn(Number(new URL(natsUrl).port || 4222));
+  const natsCpuUs = () => natsPids.reduce((t, pid) => t + processCpuUs(pid), 0);
 
   let pending: Receipt[] = [];
   const take = async () => {
@@ -129,7 +145,7 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
       notify: await stats(notify),
       deadline: await stats(deadline),
       receiver: (await receiver.request<{ cpuUs: number }>({ op: 'cpu' })).cpuUs,
-      servers: cpuUsByCommand(['nats-server']),
+      nats: natsCpuUs(),
       machine: machineCpuTicks(),
     };
     // Until every heartbeat's delivery arrived, or a limit well past the goal.
@@ -145,7 +161,7 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
       notify: await stats(notify),
       deadline: await stats(deadline),
       receiver: (await receiver.request<{ cpuUs: number }>({ op: 'cpu' })).cpuUs,
-      servers: cpuUsByCommand(['nats-server']),
+      nats: natsCpuUs(),
       machine: machineCpuTicks(),
     };
     const summary = profile ? await notify.request<ProfileSummary | null>({ op: 'profile-stop', name: profile }) : null;
@@ -205,14 +221,14 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
       allWithinMs: last - at,
       rate: (1000 * delivered) / Math.max(1, last - first),
       stages,
-      cpuUsPerDelivery: {
+      cpuUsPerDelivery: withTotal({
         'notify process': per(after.notify.cpuUs - before.notify.cpuUs),
         'deadline process': per(after.deadline.cpuUs - before.deadline.cpuUs),
         'Postgres backends of notify': per(pg[apps.notify]?.cpuUs ?? NaN),
         'Postgres backends of deadline': per(pg[apps.deadline]?.cpuUs ?? NaN),
-        'nats-server': per(after.servers['nats-server']! - before.servers['nats-server']!),
-        receiver: per(after.receiver - before.receiver),
-      },
+        'nats-server': per(after.nats - before.nats),
+      }),
+      receiverCpuUsPerDelivery: per(after.receiver - before.receiver),
       machineBusy,
       load,
       statementsPerDelivery: statements,
@@ -225,24 +241,30 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
     ctx.log(
       `  CPU µs/delivery: ${Object.entries(result.cpuUsPerDelivery)
         .map(([k, v]) => `${k} ${v}`)
-        .join(', ')}`,
+        .join(', ')}; receiver ${result.receiverCpuUsPerDelivery}`,
     );
     return result;
   };
 
-  // Warm-up: the whole path once, in the shape of the first scenario (connections, JIT, the
-  // deadline role's leases, statements prepared for batches that large), not measured.
-  const warmIds = slice(warm);
-  const warmAt = Math.ceil((Date.now() + 3_000) / 1000) * 1000;
-  await expireAt(db.sql, warmIds, warmAt, 0);
-  const warmArrived = new Set<string>();
-  for (const limit = warmAt + 90_000; warmArrived.size < warm && Date.now() < limit;) {
-    await sleep(250);
+  // Warm-up, not measured: both shapes of the scenarios once (connections, the deadline role's
+  // leases, statements prepared for batches that large, and code the JIT compiles only after
+  // thousands of calls: after a warm-up of 1,000 alone, the first run still cost every process
+  // two to three times the CPU per delivery of the next ones).
+  for (const [count, spreadMs] of warm) {
+    const ids = slice(count);
+    const at = Math.ceil((Date.now() + 3_000 + count * 0.5) / 1000) * 1000;
     await take();
-    for (const r of pending) warmArrived.add(r.delivery);
+    pending = [];
+    await expireAt(db.sql, ids, at, spreadMs);
+    const arrived = new Set<string>();
+    for (const limit = at + 90_000; arrived.size < count && Date.now() < limit;) {
+      await sleep(250);
+      await take();
+      for (const r of pending) arrived.add(r.delivery);
+    }
+    if (arrived.size < count) throw new Error(`warm-up: ${arrived.size} of ${count} webhooks arrived within 90 s`);
+    ctx.log(`warm-up: ${n(count)} webhooks arrived`);
   }
-  if (warmArrived.size < warm) throw new Error(`warm-up: ${warmArrived.size} of ${warm} webhooks arrived within 90 s`);
-  ctx.log(`warm-up: ${warm} webhooks arrived`);
 
   const results: RunResult[] = [];
   for (let i = 0; i < repeats; i++) {
@@ -275,10 +297,10 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
   ctx.method.push(
     `${projects} projects, each with one active webhook integration (signed with a secret) to a receiver on 127.0.0.1 (a process of its own, node:http, answering 200 at once), and ${n(perProject)} heartbeats naming no integration, so each alert has one delivery.`,
     'Two control-plane processes as `uptime control-plane --roles deadline` and `--roles notify` run them (`startControlPlane`, settings from the environment, pool of PG_POOL_SIZE, logs at info to a file), on the same Postgres database and NATS namespace. The heartbeats are made late the way an API update does (updated_at bumped: the change trigger tells the deadline role), their grace running out some seconds later.',
-    `Latency = the receiver having read the request − the event's occurred_at (the instant the grace ran out), for the first receipt of each delivery id. Scenario "simultaneous": ${n(simultaneous)} graces run out at the same millisecond. Scenario "fan-out": ${n(fanOut)} run out spread evenly over one second; "all delivered within" is the last receipt − the first grace running out. ${repeats > 1 ? `Each scenario is run ${repeats} times on fresh heartbeats (spread given as the runs' values).` : 'One run of each.'} A warm-up of ${n(warm)} alerts at one instant runs first.${profiled ? ' One more run of each scenario is profiled (V8 CPU profile of the notify process, 1 kHz sampling) and not counted in the figures.' : ''}`,
+    `Latency = the receiver having read the request − the event's occurred_at (the instant the grace ran out), for the first receipt of each delivery id. Scenario "simultaneous": ${n(simultaneous)} graces run out at the same millisecond. Scenario "fan-out": ${n(fanOut)} run out spread evenly over one second; "all delivered within" is the last receipt − the first grace running out. ${repeats > 1 ? `Each scenario is run ${repeats} times on fresh heartbeats (spread given as the runs' values).` : 'One run of each.'} A warm-up runs first: ${warm.map(([c, ms]) => `${n(c)} alerts ${ms > 0 ? 'within one second' : 'at one instant'}`).join(', then ')}.${profiled ? ' One more run of each scenario is profiled (V8 CPU profile of the notify process, 1 kHz sampling) and not counted in the figures.' : ''}`,
     'Lost = deliveries Postgres made for the run that never reached the receiver, plus heartbeats with no down event; doubled = receipts of a delivery id beyond the first, plus second down events of a heartbeat, counted until 3 s after the last receipt (a crash is not part of this run; the reliability suite covers crashes).',
     'Stages come from Postgres timestamps, which are transaction starts: recorded = the outbox row of the transition, made = the delivery row, recorded delivered = delivered_at.',
-    "CPU per delivery: each process's `process.cpuUsage()`, its Postgres backends (by application_name, from /proc), every nats-server process, over the window from 0.5 s before the first grace runs out to the last receipt. Statements = what the notify process's pool sent (postgres.js debug hook), per delivery.",
+    "CPU per delivery: each process's `process.cpuUsage()`, its Postgres backends (by application_name, from /proc), the nats-server listening on the NATS URL's port, over the window from 0.5 s before the first grace runs out to the last receipt. Statements = what the notify process's pool sent (postgres.js debug hook), per delivery.",
   );
   const figures = (label: string, rs: RunResult[]) => {
     ctx.figures.push(
@@ -308,6 +330,11 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
         value: med(rs, (r) => r.cpuUsPerDelivery[k]!),
         unit: 'µs',
       });
+    ctx.figures.push({
+      metric: `${label}: CPU per delivery, the webhook receiver (not the service)${of}${spread(rs, (r) => r.receiverCpuUsPerDelivery)} µs)`,
+      value: med(rs, (r) => r.receiverCpuUsPerDelivery),
+      unit: 'µs',
+    });
     const statements = rs.at(-1)!.statementsPerDelivery;
     ctx.figures.push({
       metric: `${label}: statements sent by the notify process per delivery (last run)`,
