@@ -113,7 +113,24 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
     ctx.cleanup(() => s.stop());
     return s;
   };
-  const [deadline, notify] = await Promise.all([start('deadline'), start('notify')]);
+  // BENCH_ALERTS_LAYOUT=one: both roles in one process, as `npm start` and `uptime control-plane`
+  // without --roles run them (the notify process's figures are then the whole process's).
+  const oneProcess = process.env.BENCH_ALERTS_LAYOUT === 'one';
+  const startOne = async () => {
+    const args: ProcessArgs = { roles: ['deadline', 'notify'], app: apps.notify, logFile: `${logDir}-one.log` };
+    ctx.cleanup(() => rmSync(args.logFile, { force: true }));
+    const s = await startScript<{ pid: number }>('parts/alerts-process.ts', [JSON.stringify(args)], {
+      timeoutMs: 60_000,
+      label: 'one',
+      env,
+    });
+    ctx.cleanup(() => s.stop());
+    return s;
+  };
+  if (oneProcess) ctx.notes.push('Run with BENCH_ALERTS_LAYOUT=one: the deadline and notify roles in one process.');
+  const [deadline, notify] = oneProcess
+    ? await startOne().then((s) => [s, s] as const)
+    : await Promise.all([start('deadline'), start('notify')]);
   const stats = (s: Service<unknown>) => s.request<ProcessStats>({ op: 'stats' });
   // The nats-server this part talks to, not the others' on a shared machine.
   const natsPids = pidsListeningOn(Number(new URL(natsUrl).port || 4222));
@@ -223,9 +240,9 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
       stages,
       cpuUsPerDelivery: withTotal({
         'notify process': per(after.notify.cpuUs - before.notify.cpuUs),
-        'deadline process': per(after.deadline.cpuUs - before.deadline.cpuUs),
+        ...(oneProcess ? {} : { 'deadline process': per(after.deadline.cpuUs - before.deadline.cpuUs) }),
         'Postgres backends of notify': per(pg[apps.notify]?.cpuUs ?? NaN),
-        'Postgres backends of deadline': per(pg[apps.deadline]?.cpuUs ?? NaN),
+        ...(oneProcess ? {} : { 'Postgres backends of deadline': per(pg[apps.deadline]?.cpuUs ?? NaN) }),
         'nats-server': per(after.nats - before.nats),
       }),
       receiverCpuUsPerDelivery: per(after.receiver - before.receiver),
@@ -296,7 +313,7 @@ await runPart('alerts', 'Alert delivery', async (ctx: PartContext) => {
 
   ctx.method.push(
     `${projects} projects, each with one active webhook integration (signed with a secret) to a receiver on 127.0.0.1 (a process of its own, node:http, answering 200 at once), and ${n(perProject)} heartbeats naming no integration, so each alert has one delivery.`,
-    'Two control-plane processes as `uptime control-plane --roles deadline` and `--roles notify` run them (`startControlPlane`, settings from the environment, pool of PG_POOL_SIZE, logs at info to a file), on the same Postgres database and NATS namespace. The heartbeats are made late the way an API update does (updated_at bumped: the change trigger tells the deadline role), their grace running out some seconds later.',
+    `${oneProcess ? 'One control-plane process with the deadline and notify roles (BENCH_ALERTS_LAYOUT=one; the "notify process" figures are the whole process)' : 'Two control-plane processes as `uptime control-plane --roles deadline` and `--roles notify` run them'} (\`startControlPlane\`, settings from the environment, pool of PG_POOL_SIZE, logs at info to a file), on the same Postgres database and NATS namespace. The heartbeats are made late the way an API update does (updated_at bumped: the change trigger tells the deadline role), their grace running out some seconds later.`,
     `Latency = the receiver having read the request − the event's occurred_at (the instant the grace ran out), for the first receipt of each delivery id. Scenario "simultaneous": ${n(simultaneous)} graces run out at the same millisecond. Scenario "fan-out": ${n(fanOut)} run out spread evenly over one second; "all delivered within" is the last receipt − the first grace running out. ${repeats > 1 ? `Each scenario is run ${repeats} times on fresh heartbeats (spread given as the runs' values).` : 'One run of each.'} A warm-up runs first: ${warm.map(([c, ms]) => `${n(c)} alerts ${ms > 0 ? 'within one second' : 'at one instant'}`).join(', then ')}.${profiled ? ' One more run of each scenario is profiled (V8 CPU profile of the notify process, 1 kHz sampling) and not counted in the figures.' : ''}`,
     'Lost = deliveries Postgres made for the run that never reached the receiver, plus heartbeats with no down event; doubled = receipts of a delivery id beyond the first, plus second down events of a heartbeat, counted until 3 s after the last receipt (a crash is not part of this run; the reliability suite covers crashes).',
     'Stages come from Postgres timestamps, which are transaction starts: recorded = the outbox row of the transition, made = the delivery row, recorded delivered = delivered_at.',
