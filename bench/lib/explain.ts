@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { timestamptz, type Sql } from '../../control-plane/src/platform/db/sql.ts';
 import { round } from './stats.ts';
@@ -9,7 +10,11 @@ export type StatementCost = { statement: string; calls: number; totalMs: number;
  * auto_explain (actual times, buffers) and sent back as a notice: a profile of the database side.
  * Needs a superuser (session_preload_libraries) and auto_explain (postgresql-contrib).
  */
-export function createExplainingSql(url: string, max = 10): { sql: Sql; statements(): StatementCost[]; slowestPlan(): string } {
+export function createExplainingSql(
+  url: string,
+  max = 10,
+  applicationName = 'uptime-bench-explain',
+): { sql: Sql; statements(): StatementCost[]; slowestPlan(): string } {
   const seen = new Map<string, { calls: number; totalMs: number; plan: string; worstMs: number }>();
   const sql = postgres(url, {
     max,
@@ -17,6 +22,8 @@ export function createExplainingSql(url: string, max = 10): { sql: Sql; statemen
       const m = /^duration: ([\d.]+) ms\s+plan:\n([\s\S]*)$/.exec(String(n.message ?? ''));
       if (!m) return;
       const ms = Number(m[1]);
+      // BENCH_EXPLAIN_DUMP=<file>: every plan, with its duration, for reading them all afterwards.
+      if (process.env.BENCH_EXPLAIN_DUMP) appendFileSync(process.env.BENCH_EXPLAIN_DUMP, `---- ${ms}\n${m[2]}\n`);
       const text = /Query Text: ([\s\S]*?)\n(?=\S)/.exec(m[2]!)?.[1] ?? m[2]!.split('\n')[0]!;
       const key = text.replace(/\s+/g, ' ').trim().slice(0, 110);
       const s = seen.get(key) ?? { calls: 0, totalMs: 0, plan: '', worstMs: 0 };
@@ -29,7 +36,7 @@ export function createExplainingSql(url: string, max = 10): { sql: Sql; statemen
       seen.set(key, s);
     },
     connection: {
-      application_name: 'uptime-bench-explain',
+      application_name: applicationName,
       TimeZone: 'UTC',
       DateStyle: 'ISO, YMD',
       session_preload_libraries: 'auto_explain',

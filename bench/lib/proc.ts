@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 const clockTicks = (() => {
@@ -95,4 +95,51 @@ export async function waitIdle(pid: number, share = 0.1, maxMs = 30_000): Promis
     await new Promise((r) => setTimeout(r, 300));
     if (processCpuUs(pid) - before < share * 300_000) return;
   }
+}
+
+/**
+ * The processes listening on this TCP port of this machine (from /proc/net/tcp{,6} and each
+ * process's open sockets): on a machine where others run their own servers too, the one a part
+ * talks to, rather than every process of that name.
+ */
+export function pidsListeningOn(port: number): number[] {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT in hex; state 0A is LISTEN; the inode is field 10.
+      if (f.length > 9 && f[3] === '0A' && parseInt(f[1]!.split(':')[1]!, 16) === port) inodes.add(f[9]!);
+    }
+  }
+  const pids: number[] = [];
+  if (inodes.size === 0) return pids;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      let target = '';
+      try {
+        target = readlinkSync(`/proc/${entry}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      const m = /^socket:\[(\d+)\]$/.exec(target);
+      if (m && inodes.has(m[1]!)) {
+        pids.push(Number(entry));
+        break;
+      }
+    }
+  }
+  return pids;
 }

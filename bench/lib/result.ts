@@ -15,6 +15,7 @@ export const parts = [
   'first-check',
   'cli',
   'maintenance',
+  'alerts',
 ] as const;
 export type Part = (typeof parts)[number];
 

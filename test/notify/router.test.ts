@@ -102,7 +102,7 @@ describe('notify router', () => {
     >`select count(*)::int as n from deliveries where event_id = any(${`{${burst.map((e) => e.id).join(',')}}`}::uuid[])`;
     assert.equal(row!.n, 300);
     const { batches } = role.stats().router;
-    // 100 events a transaction at most: a backlog costs a few transactions, never one per event.
-    assert.ok(batches >= 3 && batches <= 30, `${batches} transactions for 300 events`);
+    // 500 events a transaction at most: a backlog costs a few transactions, never one per event.
+    assert.ok(batches >= 1 && batches <= 30, `${batches} transactions for 300 events`);
   });
 });

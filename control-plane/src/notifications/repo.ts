@@ -85,6 +85,20 @@ export async function claimAlerts(tx: Db, limit: number, skip: readonly string[]
     for update skip locked`;
 }
 
+/**
+ * Whether alert events still wait, `skip` aside, read without taking them. Right after a claim
+ * that took fewer than it asked for, a yes means another transaction held some when the claim
+ * skipped them: another router's, or the outbox publisher's marking them published.
+ */
+export async function alertsWaiting(db: Db, skip: readonly string[] = []): Promise<boolean> {
+  const [row] = await db<{ waiting: boolean }[]>`
+    select exists (
+      select 1 from outbox_events
+      where notified_at is null ${skip.length > 0 ? db`and id <> all(${arrayLiteral(skip)}::uuid[])` : db``}
+    ) as waiting`;
+  return row!.waiting;
+}
+
 export interface Claimed {
   id: string;
   attempts: number;
@@ -107,7 +121,17 @@ export interface Claimed {
  * again meanwhile, and a delivered or dead one is never taken.
  */
 export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promise<Claimed[]> {
-  return sql<Claimed[]>`
+  // The oldest due rows are found by walking deliveries_relay_idx in next_attempt_at order and
+  // stopping after `limit`. Left to itself, the planner expects few rows there (the statistics
+  // see the queue as it usually is: nearly empty), and at times chooses to read every pending row
+  // of the index, sort them all and keep `limit`: each claim then costs the whole backlog, and a
+  // burst of 10,000 deliveries (some 600 claims) cost Postgres seconds of CPU (docs/benchmarks.md,
+  // alerts). The two settings take those plans away for this transaction only; the set_config
+  // call is sent with the claim, so the transaction adds a BEGIN and a COMMIT, not a round trip each.
+  return sql
+    .begin((tx) => [
+      tx`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`,
+      tx<Claimed[]>`
     update deliveries d set status = 'sending', attempts = d.attempts + 1, updated_at = now(),
       claimed_until = now() + ${leaseMs} * interval '1 millisecond'
     from (
@@ -119,12 +143,24 @@ export async function claimDue(sql: Sql, limit: number, leaseMs: number): Promis
     ) due, integrations i
     where d.id = due.id and i.id = d.integration_id
     returning d.id, d.attempts, d.payload, d.integration_id, i.name as integration_name, i.type as integration_type,
-      i.active as integration_active, i.config, i.secrets_sealed, i.failures as integration_failures, i.template`;
+      i.active as integration_active, i.config, i.secrets_sealed, i.failures as integration_failures, i.template`,
+    ])
+    .then(([, claimed]) => claimed as Claimed[]);
 }
 
-/** last_error stays: a delivery that needed retries shows what went wrong before. */
-export async function markDelivered(sql: Db, id: string): Promise<boolean> {
-  const rows = await sql`
+/**
+ * Records sent deliveries, any number in one statement (the worker batches them: group-commit.ts).
+ * last_error stays: a delivery that needed retries shows what went wrong before.
+ */
+export async function markDelivered(sql: Sql, ids: readonly string[]): Promise<void> {
+  await sql`
+    update deliveries set status = 'delivered', delivered_at = now(), claimed_until = null, updated_at = now()
+    where id = any(${arrayLiteral(ids)}::uuid[]) and status = 'sending'`;
+}
+
+/** Records one sent delivery in the caller's transaction; whether this call did (not already recorded). */
+export async function markDeliveredOne(db: Db, id: string): Promise<boolean> {
+  const rows = await db`
     update deliveries set status = 'delivered', delivered_at = now(), claimed_until = null, updated_at = now()
     where id = ${id} and status = 'sending' returning 1`;
   return rows.length > 0;

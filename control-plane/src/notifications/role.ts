@@ -63,7 +63,10 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
     maxAttempts: opts.config.NOTIFY_MAX_ATTEMPTS,
     backoff: { baseMs: opts.backoffBaseMs ?? defaultBackoff.baseMs, capMs: opts.backoffCapMs ?? defaultBackoff.capMs },
     leaseMs: opts.leaseMs ?? 60_000,
-    concurrency: opts.concurrency ?? 64,
+    // Sends in flight, each holding its slot through its claim and its record as well: at 64 the
+    // slots waited on Postgres round trips more than on receivers (docs/benchmarks.md, alerts).
+    // One receiver still gets at most 64 connections at once (channels/http.ts).
+    concurrency: opts.concurrency ?? 256,
     pollMs,
     now,
     actionsFor: (n) => {

@@ -36,6 +36,7 @@ export interface HttpOptions extends AddressPolicy {
 
 export const userAgent = `uptime-notify/${version}`;
 const MAX_BODY = 16 * 1024;
+const MAX_CONNECTIONS_PER_ORIGIN = 64;
 
 /** 408 and 429 say "later"; every other 4xx says the message itself is refused. */
 export function isPermanentStatus(status: number): boolean {
@@ -73,6 +74,10 @@ export function createHttpClient(opts: HttpOptions): HttpClient {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const resolve = opts.resolve ?? systemResolve;
   const agent = new Agent({
+    // Kept alive and reused (undici's default), at most this many at once to one receiver: the
+    // workers may have more sends in flight than one receiver should take at once; the rest wait
+    // here for a connection, already claimed, instead of waiting for a claim.
+    connections: MAX_CONNECTIONS_PER_ORIGIN,
     connect: { timeout: timeoutMs, lookup: guardedLookup(opts, resolve) },
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
