@@ -25,6 +25,9 @@ const DEFER_MS = 500;
 /** How soon events that another transaction held when they were claimed are looked at again. */
 const RELOOK_MS = 50;
 
+/** The release passes run at most this often (or every poll, if shorter) from the router's own loop; route() always runs them. */
+const RELEASE_EVERY_MS = 250;
+
 export interface RouterStats {
   /** Transactions that routed events. */
   batches: number;
@@ -130,7 +133,14 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
     return released;
   };
 
-  const routeNow = async (): Promise<number> => {
+  let releasedAt = 0;
+  const release = async (when: 'always' | 'due') => {
+    if (when === 'due' && Date.now() - releasedAt < Math.min(RELEASE_EVERY_MS, opts.pollMs)) return 0;
+    releasedAt = Date.now();
+    return releaseNow();
+  };
+
+  const routeNow = async (releases: 'always' | 'due' = 'always'): Promise<number> => {
     let routed = 0;
     for (;;) {
       const now = Date.now();
@@ -148,7 +158,7 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
           const parsed = DomainEvent.safeParse(row.payload);
           if (parsed.success) await routeOne(parsed.data);
         }
-        if (rows.length < ROUTE_BATCH) return routed + (await releaseNow());
+        if (rows.length < ROUTE_BATCH) return routed + (await release(releases));
         continue;
       }
       if (batch.rows > 0) counters.batches++;
@@ -160,7 +170,7 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
       if (batch.routed.deliveries > 0 || batch.routed.held > 0) {
         log.info({ events: settled, deliveries: batch.routed.deliveries, held: batch.routed.held }, 'events routed');
       }
-      if (batch.rows < ROUTE_BATCH) return routed + (await releaseNow());
+      if (batch.rows < ROUTE_BATCH) return routed + (await release(releases));
     }
   };
 
@@ -168,7 +178,9 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      await routeNow().catch((err: unknown) => log.warn({ err }, 'routing failed; trying again'));
+      // Held alerts are released by the clock, looked at on each poll; a burst of wake-ups (one
+      // per transaction that records alerts) need not run the four release passes each time.
+      await routeNow('due').catch((err: unknown) => log.warn({ err }, 'routing failed; trying again'));
       // A claim skips the rows another transaction holds, and those announce themselves no more:
       // the outbox publisher marks events published right after they are recorded, so a router
       // that looked at that instant left some for its next poll, a second later (the alerts
@@ -179,7 +191,7 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
   })();
 
   return {
-    routeNow,
+    routeNow: () => routeNow('always'),
     stats: () => ({ ...counters }),
     async stop() {
       stopped = true;
