@@ -1,7 +1,5 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import { requireProject, type Principal } from '../accounts/bearer.ts';
-import { recipientsOf, insertDeliveries, projectNames } from '../notifications/repo.ts';
-import { notificationFromEvent } from '../notifications/content.ts';
 import { arrayLiteral, type Db, type Sql } from '../platform/db/sql.ts';
 import { AppError, notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
@@ -10,7 +8,7 @@ import { formatTimestamp } from '../platform/http/time.ts';
 import { recordEvent, type OutboxPublisher } from '../platform/outbox.ts';
 import * as repo from './repo.ts';
 import { MAX_SNOOZE_MINUTES } from './rules.ts';
-import { recordStep } from './steps.ts';
+import { recordStep, stepDeliveries } from './steps.ts';
 import { alertView, type Alert } from './view.ts';
 
 export type AlertsContext = ApiContext & { outbox?: Pick<OutboxPublisher, 'publish'> };
@@ -188,7 +186,7 @@ export async function snoozeSubject(
           ...(row.url ? { url: row.url } : {}),
         },
       });
-      await subjectDeliveries(tx, event);
+      await stepDeliveries(tx, event, 'responders');
       events.push(event);
     }
     return {
@@ -201,24 +199,6 @@ export async function snoozeSubject(
   });
   await publish(ctx, events);
   return result;
-}
-
-async function subjectDeliveries(tx: Db, e: DomainEvent): Promise<void> {
-  const names = await projectNames(tx, [e.project_id]);
-  const name = names.get(e.project_id);
-  if (name === undefined) return;
-  const payload = notificationFromEvent(e, { id: e.project_id, name });
-  await insertDeliveries(
-    tx,
-    (await recipientsOf(tx, [e])).map((r) => ({
-      event_id: e.id,
-      integration_id: r.id,
-      project_id: e.project_id,
-      trigger_id: null,
-      kind: e.kind,
-      payload,
-    })),
-  );
 }
 
 /** The project's response policy changed: open alerts are judged again by it. */

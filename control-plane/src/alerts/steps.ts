@@ -70,7 +70,8 @@ export async function recordStep(
   return { event, deliveries: await stepDeliveries(tx, event, step.audience) };
 }
 
-async function stepDeliveries(tx: Db, e: DomainEvent, audience: Audience): Promise<number> {
+/** The deliveries of an alert's event to its audience, in the caller's transaction; how many were made. */
+export async function stepDeliveries(tx: Db, e: DomainEvent, audience: Audience): Promise<number> {
   const names = await projectNames(tx, [e.project_id]);
   const name = names.get(e.project_id);
   if (name === undefined) return 0;

@@ -39,24 +39,14 @@ const alertGroupSeconds = z
     "Extension: group the monitors' alerts. A monitor's down (or up) opens a window of this many seconds; the project's monitor alerts that occur within it are sent at its end as one message per integration listing them (an integration that gets only one of them gets it as usual; PagerDuty always gets each on its own). Null (the default): every alert is sent at once, on its own. The usual value is 30.",
   );
 
-const renotifyMinutes = z
-  .number()
-  .int()
-  .min(1)
-  .max(10_080)
-  .nullable()
-  .describe(
-    'Extension: while an alert is open and no one has acknowledged it, send it again every this many minutes (1 to 10,080) to the integrations that got it (and, once escalated, to the escalation ones). Null (the default): never. A snooze pauses it; acknowledging or resolving the alert ends it.',
-  );
-const escalateAfterMinutes = z
-  .number()
-  .int()
-  .min(1)
-  .max(10_080)
-  .nullable()
-  .describe(
-    'Extension: an alert no one has acknowledged this many minutes after it opened is sent to escalation_integration_ids (once); null (the default): no escalation.',
-  );
+/** A duration of the response policy in minutes: 1 to 10,080 (7 days), null for off. */
+const policyMinutes = z.number().int().min(1).max(10_080).nullable();
+const renotifyMinutes = policyMinutes.describe(
+  'Extension: while an alert is open and no one has acknowledged it, send it again every this many minutes (1 to 10,080) to the integrations that got it (and, once escalated, to the escalation ones). Null (the default): never. A snooze pauses it; acknowledging or resolving the alert ends it.',
+);
+const escalateAfterMinutes = policyMinutes.describe(
+  'Extension: an alert no one has acknowledged this many minutes after it opened is sent to escalation_integration_ids (once); null (the default): no escalation.',
+);
 const escalationIntegrationIds = z
   .array(z.uuid())
   .max(20)
