@@ -1,0 +1,54 @@
+import type { CheckDetails } from '../../../../shared/src/contracts/checks.ts';
+import type { AddressPolicy, Resolve } from '../../../../shared/src/net/lookup.ts';
+import type { CheckError } from '../classify.ts';
+import type { CheckTimings } from '../timings.ts';
+
+/**
+ * What every check type hands back: the transport's verdict, the timings, and what it observed for
+ * the assertions to read. A type fills the observed fields it has; assertions on a source a type
+ * did not observe fail with "nothing to read".
+ */
+export type ProbeOutcome = {
+  /** The transport worked and the type's own rule held (connected; SERVING; an answer; a reply). */
+  ok: boolean;
+  status_code: number | null;
+  timings: CheckTimings;
+  error: CheckError | null;
+  observed: Observed;
+  details?: CheckDetails;
+};
+
+export type Observed = {
+  /** Milliseconds the whole check took (what `response_time` assertions read). */
+  response_time?: number;
+  status_code?: number;
+  /** Text received: an HTTP body, the bytes a TCP server sent, a WebSocket message (cut at the size limit). */
+  body?: string;
+  /** Response headers, names in lower case. */
+  headers?: Record<string, string>;
+  /** Days the presented certificate has left, with a fraction. */
+  certificate_days?: number;
+  /** Answer values of a DNS query (A: addresses, MX: "10 mail.example.com", TXT: the joined strings...). */
+  dns_answers?: string[];
+  /** Percent of ICMP echo requests without a reply. */
+  packet_loss?: number;
+  /** grpc.health.v1 status name (SERVING, NOT_SERVING, UNKNOWN, SERVICE_UNKNOWN). */
+  grpc_status?: string;
+};
+
+/** What every type's check gets from the agent. */
+export type ProbeContext = {
+  /** BLOCK_PRIVATE_TARGETS and its exceptions: applied to every address dialled, literal or resolved. */
+  policy: AddressPolicy;
+  /** Host name resolution (getaddrinfo by default; tests map names to loopback). */
+  resolve: Resolve;
+  userAgent: string;
+  /** Trusted in addition to Node's bundled roots (an internal CA, a test CA). */
+  extraCaCerts?: Array<string | Buffer>;
+  /** Local address checks leave from (CHECK_SOURCE_ADDRESS). */
+  localAddress?: string;
+  /** Bytes of a response read at most (bodies, TCP/WebSocket replies). */
+  maxBodyBytes: number;
+};
+
+export const noTimings: CheckTimings = { dns: 0, connect: 0, tls: 0, ttfb: 0, total: 0 };

@@ -1,0 +1,168 @@
+import { z } from 'zod';
+
+/**
+ * Check types, their settings, assertions and what a check observed (docs/adr/0034-check-types-and-assertions.md).
+ * Shared by the control plane (validation, storage, the API) and the probe agent (the checks).
+ */
+
+export const monitorTypes = ['http', 'tcp', 'dns', 'icmp', 'websocket', 'grpc', 'multistep'] as const;
+export const MonitorType = z.enum(monitorTypes);
+export type MonitorType = z.infer<typeof MonitorType>;
+
+/** The URL schemes each type takes in `url`. */
+export const schemesOf: Record<MonitorType, readonly string[]> = {
+  http: ['http', 'https'],
+  tcp: ['tcp'],
+  dns: ['dns'],
+  icmp: ['icmp'],
+  websocket: ['ws', 'wss'],
+  grpc: ['grpc', 'grpcs'],
+  multistep: ['http', 'https'],
+};
+
+export const assertionSources = [
+  'status_code',
+  'response_time',
+  'body',
+  'json',
+  'header',
+  'certificate_days',
+  'dns_answer',
+  'packet_loss',
+  'grpc_status',
+] as const;
+export type AssertionSource = (typeof assertionSources)[number];
+
+/** The sources an assertion of each type may read. */
+export const sourcesOf: Record<MonitorType, readonly AssertionSource[]> = {
+  http: ['status_code', 'response_time', 'body', 'json', 'header', 'certificate_days'],
+  multistep: ['status_code', 'response_time', 'body', 'json', 'header', 'certificate_days'],
+  tcp: ['response_time', 'body', 'certificate_days'],
+  websocket: ['response_time', 'body', 'certificate_days'],
+  dns: ['response_time', 'dns_answer'],
+  icmp: ['response_time', 'packet_loss'],
+  grpc: ['response_time', 'grpc_status', 'certificate_days'],
+};
+
+export const assertionOperators = [
+  'equals',
+  'not_equals',
+  'contains',
+  'not_contains',
+  'matches',
+  'not_matches',
+  'less_than',
+  'less_or_equal',
+  'greater_than',
+  'greater_or_equal',
+  'exists',
+  'not_exists',
+  'in',
+] as const;
+export type AssertionOperator = (typeof assertionOperators)[number];
+
+export const numericOperators: readonly AssertionOperator[] = ['less_than', 'less_or_equal', 'greater_than', 'greater_or_equal'];
+export const presenceOperators: readonly AssertionOperator[] = ['exists', 'not_exists'];
+export const patternOperators: readonly AssertionOperator[] = ['matches', 'not_matches'];
+
+/** Sources whose value is a number: only comparisons, equality and `in` apply. */
+export const numericSources: readonly AssertionSource[] = ['status_code', 'response_time', 'certificate_days', 'packet_loss'];
+/** Sources that need a `path` (a JSONPath, a header name). */
+export const pathSources: readonly AssertionSource[] = ['json', 'header'];
+
+/** Longest regular expression an assertion may hold; patterns run on RE2 (linear time, no backtracking). */
+export const MAX_PATTERN_LENGTH = 512;
+export const MAX_ASSERTIONS = 20;
+
+export const AssertionTarget = z.union([
+  z.string().max(2_000),
+  z.number().finite(),
+  z.boolean(),
+  z.null(),
+  z.array(z.union([z.string().max(500), z.number().finite()])).max(100),
+]);
+
+export const Assertion = z
+  .object({
+    source: z.enum(assertionSources).describe('What the assertion reads. Each type accepts some sources (docs/checks.md).'),
+    path: z
+      .string()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe('For `json`: a JSONPath (`$.status`, `$.items[0].id`); for `header`: the header name. Required by those two sources.'),
+    operator: z.enum(assertionOperators),
+    target: AssertionTarget.optional().describe(
+      'The value compared with. A number for the comparisons, a list for `in`, a pattern (RE2 syntax) for `matches`; none for `exists`/`not_exists`.',
+    ),
+    severity: z
+      .enum(['down', 'degraded'])
+      .default('down')
+      .describe(
+        '`down` (the default): a failing assertion fails the check. `degraded`: the check passes but the monitor is degraded (status 4), e.g. slow but up.',
+      ),
+  })
+  .meta({ id: 'Assertion' });
+export type Assertion = z.infer<typeof Assertion>;
+export type AssertionInput = z.input<typeof Assertion>;
+
+export const AssertionOutcome = z
+  .object({
+    source: z.enum(assertionSources),
+    path: z.string().optional(),
+    operator: z.enum(assertionOperators),
+    target: AssertionTarget.optional(),
+    severity: z.enum(['down', 'degraded']),
+    passed: z.boolean(),
+    observed: z
+      .union([z.string(), z.number(), z.boolean(), z.null()])
+      .describe('What the check saw (text cut to 200 characters); null when there was nothing to read.'),
+    message: z.string().optional().describe('Why it could not be evaluated, or a readable account of the failure.'),
+  })
+  .meta({ id: 'AssertionOutcome' });
+export type AssertionOutcome = z.infer<typeof AssertionOutcome>;
+
+/** The certificate a TLS handshake presented (the leaf). */
+export const CertificateInfo = z
+  .object({
+    subject: z.string(),
+    issuer: z.string(),
+    sans: z.array(z.string()),
+    valid_from: z.string(),
+    valid_to: z.string(),
+    days_left: z.number().describe('Days until valid_to, with a fraction; negative once expired.'),
+    fingerprint256: z.string(),
+  })
+  .meta({ id: 'CertificateInfo' });
+export type CertificateInfo = z.infer<typeof CertificateInfo>;
+
+/** What a check saw beyond status and timings, by type; every field optional (a documented addition to RESULTS). */
+export const CheckDetails = z
+  .object({
+    certificate: CertificateInfo.optional(),
+    dns: z.object({ rcode: z.string(), answers: z.array(z.object({ type: z.string(), value: z.string(), ttl: z.number() })) }).optional(),
+    icmp: z
+      .object({
+        sent: z.number().int(),
+        received: z.number().int(),
+        packet_loss: z.number().describe('Percent.'),
+        rtt_min: z.number().nullable(),
+        rtt_avg: z.number().nullable(),
+        rtt_max: z.number().nullable(),
+      })
+      .optional(),
+    grpc: z.object({ status: z.string() }).optional(),
+    steps: z
+      .array(
+        z.object({
+          name: z.string(),
+          ok: z.boolean(),
+          status_code: z.number().int().nullable(),
+          total_ms: z.number(),
+          error: z.string().nullable(),
+        }),
+      )
+      .optional(),
+  })
+  .meta({ id: 'CheckDetails' });
+export type CheckDetails = z.infer<typeof CheckDetails>;
