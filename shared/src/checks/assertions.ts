@@ -1,0 +1,270 @@
+import { JSONPath } from 'jsonpath-plus';
+import { RE2JS } from 're2js';
+import {
+  MAX_PATTERN_LENGTH,
+  numericOperators,
+  numericSources,
+  pathSources,
+  patternOperators,
+  presenceOperators,
+  sourcesOf,
+  type Assertion,
+  type AssertionOutcome,
+  type MonitorType,
+} from '../contracts/checks.ts';
+
+/**
+ * Assertions over what a check observed, as pure functions (docs/adr/0034-check-types-and-assertions.md).
+ *
+ * Patterns run on RE2 (re2js): matching takes time linear in the text, so no pattern, however
+ * written, can stall a probe agent (no catastrophic backtracking); patterns are capped at
+ * MAX_PATTERN_LENGTH and texts at the agent's body limit. JSON paths are JSONPath without script
+ * evaluation (filters like `?(@.x)` are refused): a path is data, never code.
+ */
+
+/** What the assertions read: the observed fields of a check (probe-agent ProbeOutcome.observed). */
+export type AssertionInputs = {
+  response_time?: number;
+  status_code?: number;
+  body?: string;
+  headers?: Record<string, string>;
+  certificate_days?: number;
+  dns_answers?: string[];
+  packet_loss?: number;
+  grpc_status?: string;
+};
+
+type Value = string | number | boolean | null | undefined | unknown[] | Record<string, unknown>;
+
+const OBSERVED_CHARS = 200;
+
+/** A problem with an assertion, or undefined when it can be evaluated: `field` is relative to the assertion. */
+export function assertionProblem(a: Assertion, type: MonitorType): { field: string; message: string } | undefined {
+  if (!sourcesOf[type].includes(a.source)) {
+    return { field: 'source', message: `A ${type} monitor cannot assert on ${a.source}; it takes ${sourcesOf[type].join(', ')}.` };
+  }
+  if (pathSources.includes(a.source) && a.path === undefined) {
+    return {
+      field: 'path',
+      message: `An assertion on ${a.source} needs a path (${a.source === 'json' ? 'a JSONPath like $.status' : 'a header name'}).`,
+    };
+  }
+  if (a.source === 'json' && a.path !== undefined) {
+    const problem = jsonPathProblem(a.path);
+    if (problem) return { field: 'path', message: problem };
+  }
+  if (a.source === 'header' && a.path !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(a.path)) {
+    return { field: 'path', message: "A header name is letters, digits and !#$%&'*+.^_`|~-." };
+  }
+  const hasTarget = a.target !== undefined && a.target !== null;
+  if (presenceOperators.includes(a.operator)) {
+    if (hasTarget) return { field: 'target', message: `The ${a.operator} operator takes no target.` };
+    return undefined;
+  }
+  if (!hasTarget) return { field: 'target', message: `The ${a.operator} operator needs a target.` };
+  if (numericOperators.includes(a.operator) && typeof a.target !== 'number') {
+    return { field: 'target', message: `The ${a.operator} operator compares with a number.` };
+  }
+  if (
+    numericSources.includes(a.source) &&
+    (a.operator === 'contains' || a.operator === 'not_contains' || patternOperators.includes(a.operator))
+  ) {
+    return { field: 'operator', message: `${a.source} is a number: use equals, not_equals, in or a comparison.` };
+  }
+  if (a.operator === 'in' && !Array.isArray(a.target)) return { field: 'target', message: 'The in operator takes a list of values.' };
+  if (a.operator !== 'in' && Array.isArray(a.target)) return { field: 'target', message: 'Only the in operator takes a list.' };
+  if (patternOperators.includes(a.operator)) {
+    if (typeof a.target !== 'string') return { field: 'target', message: 'A pattern is a string.' };
+    const problem = patternProblem(a.target);
+    if (problem) return { field: 'target', message: problem };
+  }
+  return undefined;
+}
+
+export function patternProblem(pattern: string): string | undefined {
+  if (pattern.length > MAX_PATTERN_LENGTH) return `A pattern is at most ${MAX_PATTERN_LENGTH} characters.`;
+  try {
+    compiled(pattern);
+    return undefined;
+  } catch (err) {
+    return `Not a valid pattern (RE2 syntax): ${(err as Error).message.split('\n')[0]?.slice(0, 120)}`;
+  }
+}
+
+export function jsonPathProblem(path: string): string | undefined {
+  if (!path.startsWith('$')) return 'A JSONPath starts with $ (for example $.status or $.items[0].id).';
+  if (/[?(]/.test(path)) return 'Filter and script expressions (?(...), (...)) are not supported in a JSONPath.';
+  try {
+    JSONPath({ path, json: {}, eval: false, wrap: true });
+    return undefined;
+  } catch (err) {
+    return `Not a valid JSONPath: ${(err as Error).message.slice(0, 120)}`;
+  }
+}
+
+const patterns = new Map<string, RE2JS>();
+function compiled(pattern: string): RE2JS {
+  let re = patterns.get(pattern);
+  if (re === undefined) {
+    re = RE2JS.compile(pattern);
+    if (patterns.size >= 1_000) patterns.clear();
+    patterns.set(pattern, re);
+  }
+  return re;
+}
+
+const cut = (s: string) => (s.length > OBSERVED_CHARS ? `${s.slice(0, OBSERVED_CHARS - 1)}…` : s);
+
+function shown(v: Value): string | number | boolean | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'string') return cut(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return v;
+  return cut(JSON.stringify(v));
+}
+
+const text = (v: Value): string =>
+  typeof v === 'string' ? v : v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+
+function same(v: Value, target: unknown): boolean {
+  if (typeof v === 'number' && typeof target === 'number') return v === target;
+  if (typeof v === 'number' && typeof target === 'string') return target.trim() !== '' && Number(target) === v;
+  if (typeof v === 'string' && typeof target === 'number') return v.trim() !== '' && Number(v) === target;
+  return text(v) === text(target as Value);
+}
+
+function asNumber(v: Value): number | undefined {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v.trim() !== '') {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}
+
+/** The value an assertion reads from the observations; `many` for sources with several values (DNS answers). */
+function read(
+  a: Assertion,
+  o: AssertionInputs,
+  json: () => { ok: true; value: unknown } | { ok: false },
+): { value: Value; many?: string[]; why?: string } {
+  switch (a.source) {
+    case 'status_code':
+      return { value: o.status_code };
+    case 'response_time':
+      return { value: o.response_time };
+    case 'certificate_days':
+      return { value: o.certificate_days === undefined ? undefined : Math.floor(o.certificate_days * 10) / 10 };
+    case 'packet_loss':
+      return { value: o.packet_loss };
+    case 'grpc_status':
+      return { value: o.grpc_status };
+    case 'body':
+      return { value: o.body };
+    case 'header':
+      return { value: o.headers?.[(a.path ?? '').toLowerCase()] };
+    case 'dns_answer':
+      return { value: o.dns_answers?.join(', '), ...(o.dns_answers ? { many: o.dns_answers } : {}) };
+    case 'json': {
+      const doc = json();
+      if (!doc.ok) return { value: undefined, why: 'The body is not JSON' };
+      const found = JSONPath({ path: a.path ?? '$', json: doc.value as object, eval: false, wrap: true }) as unknown[];
+      return { value: found.length === 0 ? undefined : (found[0] as Value) };
+    }
+  }
+}
+
+/** Evaluates one assertion on a value read. */
+function holds(a: Assertion, value: Value, many: string[] | undefined): boolean {
+  const t = a.target;
+  switch (a.operator) {
+    case 'exists':
+      return value !== undefined && value !== null && !(many && many.length === 0);
+    case 'not_exists':
+      return value === undefined || value === null || (many !== undefined && many.length === 0);
+    case 'equals':
+      return many ? many.length === 1 && same(many[0], t) : same(value, t);
+    case 'not_equals':
+      return !(many ? many.length === 1 && same(many[0], t) : same(value, t));
+    case 'contains':
+      if (many) return many.some((m) => same(m, t));
+      if (Array.isArray(value)) return value.some((m) => same(m as Value, t));
+      return text(value).includes(text(t as Value));
+    case 'not_contains':
+      if (many) return !many.some((m) => same(m, t));
+      if (Array.isArray(value)) return !value.some((m) => same(m as Value, t));
+      return !text(value).includes(text(t as Value));
+    case 'matches':
+      return many ? many.some((m) => compiled(String(t)).matcher(m).find()) : compiled(String(t)).matcher(text(value)).find();
+    case 'not_matches':
+      return many ? !many.some((m) => compiled(String(t)).matcher(m).find()) : !compiled(String(t)).matcher(text(value)).find();
+    case 'in':
+      return Array.isArray(t) && (many ? many.length > 0 && many.every((m) => t.some((x) => same(m, x))) : t.some((x) => same(value, x)));
+    case 'less_than':
+    case 'less_or_equal':
+    case 'greater_than':
+    case 'greater_or_equal': {
+      const n = asNumber(value);
+      if (n === undefined || typeof t !== 'number') return false;
+      if (a.operator === 'less_than') return n < t;
+      if (a.operator === 'less_or_equal') return n <= t;
+      if (a.operator === 'greater_than') return n > t;
+      return n >= t;
+    }
+  }
+}
+
+const describeTarget = (a: Assertion) => (a.target === undefined ? '' : ` ${JSON.stringify(a.target)}`);
+
+/** "json $.status equals \"ok\"": how a message names an assertion. */
+export function assertionLabel(a: Pick<Assertion, 'source' | 'path' | 'operator' | 'target'>): string {
+  return `${a.source}${a.path ? ` ${a.path}` : ''} ${a.operator.replace(/_/g, ' ')}${describeTarget(a as Assertion)}`;
+}
+
+/** Every assertion's outcome, in order. The body is parsed as JSON once, and only when a json assertion asks. */
+export function evaluateAssertions(assertions: readonly Assertion[], observed: AssertionInputs): AssertionOutcome[] {
+  let parsed: { ok: true; value: unknown } | { ok: false } | undefined;
+  const json = () => {
+    if (parsed === undefined) {
+      try {
+        parsed = { ok: true, value: JSON.parse(observed.body ?? '') as unknown };
+      } catch {
+        parsed = { ok: false };
+      }
+    }
+    return parsed;
+  };
+  return assertions.map((a) => {
+    const base = {
+      source: a.source,
+      ...(a.path !== undefined ? { path: a.path } : {}),
+      operator: a.operator,
+      ...(a.target !== undefined ? { target: a.target } : {}),
+      severity: a.severity,
+    };
+    try {
+      const { value, many, why } = read(a, observed, json);
+      const passed = holds(a, value, many);
+      const observedValue = shown(value);
+      if (passed) return { ...base, passed, observed: observedValue };
+      const message =
+        why ??
+        (value === undefined && a.operator !== 'not_exists'
+          ? `Nothing to read for ${assertionLabel(a)}`
+          : `Expected ${assertionLabel(a)}, got ${JSON.stringify(observedValue)}`);
+      return { ...base, passed, observed: observedValue, message };
+    } catch (err) {
+      return { ...base, passed: false, observed: null, message: `Could not evaluate: ${(err as Error).message.slice(0, 120)}` };
+    }
+  });
+}
+
+/** The verdict of the outcomes: the first failing `down` assertion (the check fails), else whether a `degraded` one failed. */
+export function assertionVerdict(outcomes: readonly AssertionOutcome[]): {
+  failed: AssertionOutcome | null;
+  degraded: AssertionOutcome | null;
+} {
+  return {
+    failed: outcomes.find((o) => !o.passed && o.severity === 'down') ?? null,
+    degraded: outcomes.find((o) => !o.passed && o.severity === 'degraded') ?? null,
+  };
+}
