@@ -11,6 +11,7 @@ import { addressPolicy } from '../../shared/src/net/lookup.ts';
 import { userAgent } from '../../shared/src/version.ts';
 import { createOwnership } from './assignments/ownership.ts';
 import { createChecker } from './check/check.ts';
+import { createDnsCache } from './check/dns-cache.ts';
 import { createMonitorCheck } from './check/monitor-check.ts';
 import { startCanaries } from './peers/canaries.ts';
 import { createPresence } from './peers/presence.ts';
@@ -62,6 +63,11 @@ export interface AgentOptions {
   metrics?: Metrics;
   /** Port of the regional ping edge (PING_PORT; 0 picks a free one); no edge when left out. */
   pingPort?: number;
+  /**
+   * Roots trusted by checks besides Node's (tests; an operator's internal CA goes through
+   * NODE_EXTRA_CA_CERTS, which every check type honours).
+   */
+  extraCaCerts?: Array<string | Buffer>;
 }
 
 export interface RunningAgent {
@@ -114,7 +120,14 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     publish: jetStreamPublish(nc),
   });
   const source = config.CHECK_SOURCE_ADDRESS !== undefined ? { localAddress: config.CHECK_SOURCE_ADDRESS } : {};
-  const checker = createChecker({ userAgent, ...addressPolicy(config), ...source });
+  const checker = createChecker({
+    userAgent,
+    ...addressPolicy(config),
+    ...source,
+    ...(opts.extraCaCerts?.length ? { extraCaCerts: opts.extraCaCerts } : {}),
+  });
+  // Host names the other check types dial, cached like the HTTP checker's own.
+  const probeDns = createDnsCache({ ttlMs: 60_000, maxEntries: 10_000 });
   // The operator's own choice of addresses: not subject to BLOCK_PRIVATE_TARGETS.
   const canaryChecker = createChecker({ userAgent, blockPrivateTargets: false, ...source });
   const canaries = startCanaries({
@@ -133,7 +146,20 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     publisher,
     intervalMs,
     owned: (key) => ownership.owned(key),
-    check: createMonitorCheck({ checker, agentId, region, key: config.AGENT_KEY ? keyFromText(config.AGENT_KEY) : opts.checkKey }),
+    check: createMonitorCheck({
+      checker,
+      agentId,
+      region,
+      key: config.AGENT_KEY ? keyFromText(config.AGENT_KEY) : opts.checkKey,
+      probeContext: {
+        policy: addressPolicy(config),
+        resolve: probeDns.resolve,
+        userAgent,
+        maxBodyBytes: 1024 * 1024,
+        ...source,
+        ...(opts.extraCaCerts?.length ? { extraCaCerts: opts.extraCaCerts } : {}),
+      },
+    }),
   });
   const scheduler = createScheduler<NodeJS.Timeout>({
     now: Date.now,

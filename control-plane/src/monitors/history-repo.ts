@@ -1,10 +1,22 @@
 import type { z } from 'zod';
+import type { AssertionOutcome, CheckDetails } from '../../../shared/src/contracts/checks.ts';
 import { arrayLiteral, type Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
 import { causeKind, type CauseKind } from './cause-kind.ts';
 import type { CheckResultView, IncidentView } from './schemas.ts';
 import { uptimePercent } from './uptime.ts';
+
+type ResultExtra = { assertions?: AssertionOutcome[]; details?: CheckDetails };
+
+/** The optional fields of a result: present only when the check had them. */
+function resultExtra(degraded: boolean | null, extra: ResultExtra | null) {
+  return {
+    ...(degraded ? { degraded: true } : {}),
+    ...(extra?.assertions ? { assertions: extra.assertions } : {}),
+    ...(extra?.details ? { details: extra.details } : {}),
+  };
+}
 
 /** Recent checks of a monitor, newest first (history.ts checks the monitor is the caller's). */
 export async function listResults(sql: Sql, monitorId: string, region: string | undefined, page: PageQuery) {
@@ -30,6 +42,7 @@ export async function listResults(sql: Sql, monitorId: string, region: string | 
     error: r.error_class ? { class: r.error_class as string, message: (r.error_message as string | null) ?? '' } : null,
     attempts: r.attempts as number,
     agent_id: r.agent_id as string,
+    ...resultExtra(r.degraded as boolean | null, r.extra as ResultExtra | null),
   }));
   return { items, total };
 }

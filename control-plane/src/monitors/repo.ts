@@ -1,3 +1,4 @@
+import type { Assertion, MonitorType } from '../../../shared/src/contracts/checks.ts';
 import { arrayLiteral, type Db, type Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp, relativeTime } from '../platform/http/time.ts';
@@ -26,6 +27,12 @@ export interface MonitorRecord {
   alert_regional: boolean;
   follow_redirects: boolean;
   tags: string[];
+  type: MonitorType;
+  /** The type's settings as JSON, sealed (they hold secrets); null for a plain http monitor. */
+  settings_sealed: string | null;
+  /** The same settings with every secret value taken out. */
+  settings: Record<string, unknown>;
+  assertions: Assertion[];
   status: number;
   flapping_since: string | null;
   flap_last_change_at: string | null;
@@ -106,6 +113,9 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     integration_ids: r.integration_ids,
     follow_redirects: r.follow_redirects,
     tags: r.tags,
+    type: r.type,
+    settings: r.settings,
+    assertions: r.assertions,
     created_at: formatTimestamp(r.created_at),
     updated_at: formatTimestamp(r.updated_at),
     uptime: uptimePercent(r.down_seconds, r.window_seconds),
@@ -219,11 +229,12 @@ export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
       active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, flap_threshold, flap_window_seconds,
-      alert_regional, follow_redirects, tags)
+      alert_regional, follow_redirects, tags, type, settings_sealed, settings, assertions)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
       ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.flap_threshold},
-      ${m.flap_window_seconds}, ${m.alert_regional}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[])
+      ${m.flap_window_seconds}, ${m.alert_regional}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[], ${m.type},
+      ${m.settings_sealed}, ${db.json(m.settings as never)}, ${db.json(m.assertions as never)})
     returning id`;
   return row!.id;
 }
@@ -238,7 +249,8 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       confirm_up = ${m.confirm_up}, flap_threshold = ${m.flap_threshold}, flap_window_seconds = ${m.flap_window_seconds},
       alert_regional = ${m.alert_regional},
       follow_redirects = ${m.follow_redirects},
-      tags = ${arrayLiteral(m.tags)}::text[], updated_at = now()
+      tags = ${arrayLiteral(m.tags)}::text[], type = ${m.type}, settings_sealed = ${m.settings_sealed},
+      settings = ${db.json(m.settings as never)}, assertions = ${db.json(m.assertions as never)}, updated_at = now()
     where id = ${id}`;
 }
 
@@ -271,15 +283,30 @@ export async function pruneResults(sql: Sql, cutoff: string, limit: number): Pro
 }
 
 /** What the assigner reads of a monitor. */
-export type AssignableMonitor = Omit<
+export type AssignableMonitor = Pick<
   MonitorRecord,
-  'name' | 'status' | 'last_checked_at' | 'created_at' | 'quorum' | 'confirm_down' | 'confirm_up'
+  | 'id'
+  | 'project_id'
+  | 'url'
+  | 'method'
+  | 'valid_http_codes'
+  | 'basic_auth_username'
+  | 'basic_auth_password_sealed'
+  | 'active'
+  | 'interval_seconds'
+  | 'timeout_seconds'
+  | 'regions'
+  | 'follow_redirects'
+  | 'type'
+  | 'settings_sealed'
+  | 'assertions'
+  | 'updated_at'
 >;
 
 /** Every monitor as the assigner needs it, or the one with this id. */
 export function loadAssignable(db: Db, id?: string) {
   return db<AssignableMonitor[]>`
     select id, project_id, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed, active,
-      interval_seconds, timeout_seconds, regions, follow_redirects, updated_at
+      interval_seconds, timeout_seconds, regions, follow_redirects, type, settings_sealed, assertions, updated_at
     from monitors ${id ? db`where id = ${id}` : db``}`;
 }

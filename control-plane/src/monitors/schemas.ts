@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Assertion, AssertionOutcome, CheckDetails, MAX_ASSERTIONS, MonitorType } from '../../../shared/src/contracts/checks.ts';
 import { HttpMethod } from '../../../shared/src/contracts/monitoring.ts';
 import { dependsOnField, SubjectRefSchema } from '../dependencies/schemas.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
@@ -7,10 +8,10 @@ import { ProjectSummary } from '../projects/schemas.ts';
 export const defaultValidHttpCodes = Array.from({ length: 100 }, (_, i) => 200 + i);
 
 const httpUrl = z
-  .url({ protocol: /^https?$/, hostname: /.+/ })
+  .url({ protocol: /^(https?|tcp|dns|icmp|wss?|grpcs?)$/, hostname: /.+/ })
   .max(2048)
   .describe(
-    'An http or https URL. Credentials written into it (`https://user:pass@host/`) become `basic_auth_username` and the write-only `basic_auth_password`: the URL is stored and returned without them, and sending them together with either basic-auth field (not null) is a 422 on `url`.',
+    'An http or https URL. Credentials written into it (`https://user:pass@host/`) become `basic_auth_username` and the write-only `basic_auth_password`: the URL is stored and returned without them, and sending them together with either basic-auth field (not null) is a 422 on `url`. Extension: monitors of another `type` take its scheme: `tcp://host:port`, `dns://name.to.look.up`, `icmp://host`, `ws://` or `wss://`, `grpc://host:port` or `grpcs://host:port` (docs/checks.md).',
   );
 const region = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'A region is lower-case letters, digits and -, up to 32.');
 
@@ -90,6 +91,20 @@ const writable = {
   integration_ids: z.array(z.uuid()).max(100).describe("Extension: integrations of the same project that receive this monitor's alerts."),
   follow_redirects: z.boolean().describe('Extension: follow up to 5 redirects.'),
   tags,
+  type: MonitorType.describe(
+    "Extension: what the monitor checks: `http` (the default: the spec's HTTP check), `tcp`, `dns`, `icmp`, `websocket`, `grpc` (grpc.health.v1) or `multistep` (a sequence of HTTP requests). The `url` scheme follows the type.",
+  ),
+  settings: z
+    .record(z.string(), z.unknown())
+    .describe(
+      "Extension: the type's settings (HttpSettings, TcpSettings, DnsSettings, IcmpSettings, WebSocketSettings, GrpcSettings, MultistepSettings in docs/checks.md); unknown keys are refused. Header values, request bodies and gRPC metadata are write-only: stored sealed, returned as null, and a null sent back keeps the stored value. Left out on create: the type's defaults; on update: kept.",
+    ),
+  assertions: z
+    .array(Assertion)
+    .max(MAX_ASSERTIONS)
+    .describe(
+      `Extension: up to ${MAX_ASSERTIONS} conditions the check must meet besides its type's own rule (HTTP: an accepted status code). A failing one fails the check (severity \`down\`) or makes the monitor degraded (\`degraded\`). Left out on create: none; on update: kept.`,
+    ),
 };
 
 function timeoutWithinInterval(v: { interval?: number | undefined; timeout?: number | undefined }, ctx: z.RefinementCtx) {
@@ -135,6 +150,9 @@ export const MonitorCreateBody = z
     integration_ids: writable.integration_ids.optional(),
     follow_redirects: writable.follow_redirects.default(true),
     tags: writable.tags.optional(),
+    type: writable.type.default('http'),
+    settings: writable.settings.optional(),
+    assertions: writable.assertions.optional(),
   })
   .superRefine(quorumWithinRegions);
 export type MonitorCreateBody = z.infer<typeof MonitorCreateBody>;
@@ -183,6 +201,11 @@ export const Monitor = z
     integration_ids: z.array(z.uuid()),
     follow_redirects: z.boolean(),
     tags: z.array(z.string()).describe('Extension: the labels of the monitor, in lower case (none: an empty list).'),
+    type: MonitorType.describe('Extension: what the monitor checks (http unless set).'),
+    settings: z
+      .record(z.string(), z.unknown())
+      .describe("Extension: the type's settings, header values, request bodies and metadata values as null (write-only)."),
+    assertions: z.array(Assertion).describe('Extension: the conditions the check must meet (none: an empty list).'),
     created_at: z.string(),
     updated_at: z.string(),
     uptime: z.number().describe('Percent of time not in an incident over the trailing 30 days (or since creation), 3 decimals.'),
@@ -212,6 +235,14 @@ export const CheckResultView = z
     error: z.object({ class: z.string(), message: z.string() }).nullable(),
     attempts: z.number().int(),
     agent_id: z.string(),
+    degraded: z.boolean().optional().describe('Extension: the check passed but a `degraded` assertion failed. Left out when false.'),
+    assertions: z
+      .array(AssertionOutcome)
+      .optional()
+      .describe("Extension: every assertion's outcome, in the monitor's order; left out when the monitor has none."),
+    details: CheckDetails.optional().describe(
+      'Extension: what the check saw beyond status and timings (certificate, DNS answers, ping figures, steps).',
+    ),
   })
   .meta({ id: 'CheckResult' });
 

@@ -1,4 +1,5 @@
-import { seal } from '../../../shared/src/crypto.ts';
+import { open, seal } from '../../../shared/src/crypto.ts';
+import type { Assertion, MonitorType } from '../../../shared/src/contracts/checks.ts';
 import { requireProject, type Principal } from '../accounts/bearer.ts';
 import { AppError, notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
@@ -7,6 +8,7 @@ import { linkDependencies } from '../dependencies/service.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
+import { isPlain, redactSettings, validateCheck } from './check-spec.ts';
 import { defaultValidHttpCodes, quorumProblem, type Monitor, type MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';
 
 export async function listMonitors(
@@ -45,9 +47,36 @@ export async function getMonitor(ctx: ApiContext, p: Principal, id: string): Pro
   return monitor;
 }
 
+/** The columns of what a monitor checks: its type, settings (sealed in full, redacted in the clear) and assertions. */
+function checkColumns(
+  ctx: ApiContext,
+  spec: { type: MonitorType; url: string; settings: Record<string, unknown> | undefined; assertions: readonly Assertion[] },
+  stored: Record<string, unknown> | null,
+): Pick<repo.MonitorWrite, 'type' | 'settings_sealed' | 'settings' | 'assertions'> {
+  const settings = validateCheck(spec, stored);
+  const plain = isPlain(spec.type, settings, spec.assertions);
+  return {
+    type: spec.type,
+    settings_sealed: plain ? null : seal(JSON.stringify(settings), ctx.keys.checkCredentials),
+    settings: plain ? {} : redactSettings(settings as Record<string, unknown>),
+    assertions: [...spec.assertions],
+  };
+}
+
+/** The full settings stored for a monitor (secrets included), null when it has none or they cannot be opened. */
+function storedSettings(ctx: ApiContext, sealed: string | null): Record<string, unknown> | null {
+  if (sealed === null) return null;
+  try {
+    return JSON.parse(open(sealed, ctx.keys.checkCredentials)) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
 export async function createMonitor(ctx: ApiContext, p: Principal, input: MonitorCreateBody): Promise<Monitor> {
   requireProject(p, input.project_id);
   const body = credentialsFromUrl(input);
+  const check = checkColumns(ctx, { type: body.type, url: body.url, settings: body.settings, assertions: body.assertions ?? [] }, null);
   await checkIntegrationIds(ctx.sql, body.project_id, body.integration_ids);
   const write: repo.MonitorWrite = {
     project_id: body.project_id,
@@ -69,6 +98,7 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     alert_regional: body.alert_regional ?? false,
     follow_redirects: body.follow_redirects,
     tags: body.tags ?? [],
+    ...check,
   };
   const id = await ctx.sql.begin(async (tx) => {
     const id = await repo.insertMonitor(tx, write);
@@ -96,6 +126,19 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
   if (problem) throw new AppError('VALIDATION', problem, { quorum: [problem] });
   // A shorter interval pulls a stored timeout down with it: a check never outlives its slot.
   const timeout = body.timeout ?? Math.min(current.timeout_seconds, interval);
+  const type = body.type ?? current.type;
+  // Settings of another type are not carried over: a new type starts from its defaults.
+  const sameType = type === current.type;
+  const check = checkColumns(
+    ctx,
+    {
+      type,
+      url: body.url ?? current.url,
+      settings: body.settings ?? (sameType ? current.settings : undefined),
+      assertions: body.assertions ?? (sameType ? current.assertions : []),
+    },
+    sameType ? storedSettings(ctx, current.settings_sealed) : null,
+  );
   const write: repo.MonitorWrite = {
     project_id: current.project_id,
     name: body.name ?? current.name,
@@ -121,6 +164,7 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     alert_regional: body.alert_regional ?? current.alert_regional,
     follow_redirects: body.follow_redirects ?? current.follow_redirects,
     tags: body.tags ?? current.tags,
+    ...check,
   };
   await ctx.sql.begin(async (tx) => {
     await repo.updateMonitor(tx, id, write);

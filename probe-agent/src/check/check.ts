@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
+import type { CertificateInfo } from '../../../shared/src/contracts/checks.ts';
 import { abortCell, CANCELLED, createSignalWatch, TIMED_OUT, type RunCell } from './abort.ts';
 import { checkFailure, type CheckError } from './classify.ts';
 import { createTimedConnector } from './connector.ts';
 import { createDnsCache, type Resolve } from './dns-cache.ts';
-import { sendHop, type HopContext } from './hop-request.ts';
+import { CAPTURE_NOTHING, sendHop, type HopCapture, type HopContext } from './hop-request.ts';
 import { authorizationHeader, createUrlCache, parseUrl, redirectMethod, REDIRECTS } from './target-url.ts';
 import { capturePhases, checkTimings, newHop, type CheckTimings, type Hop } from './timings.ts';
 
@@ -22,6 +23,12 @@ export type CheckTarget = {
   basic_auth_password: string | null;
   timeout_ms: number;
   follow_redirects: boolean;
+  /** Extra request headers (their values opened from the sealed settings); a header named here replaces the default of that name. */
+  headers?: ReadonlyArray<{ name: string; value: string }>;
+  /** A request body (not sent again after a redirect that turns the method into GET). */
+  body?: string | null;
+  /** What the response must be kept for: the check's assertions read headers and the body. */
+  capture?: HopCapture;
 };
 
 export type CheckOutcome = {
@@ -29,6 +36,11 @@ export type CheckOutcome = {
   status_code: number | null;
   timings: CheckTimings;
   error: CheckError | null;
+  /** The last response's headers and body (text, cut at the body limit), when the target asked for them. */
+  headers?: Record<string, string>;
+  body?: string;
+  /** The certificate of an https target's last hop. */
+  certificate?: CertificateInfo;
 };
 
 export type CheckerOptions = {
@@ -58,12 +70,16 @@ export type Checker = {
 const hasStatus = (h: Hop) => h.status !== 0;
 
 function outcome(hops: readonly Hop[], startedAt: number, error: CheckError | null): CheckOutcome {
-  return {
+  const out: CheckOutcome = {
     ok: error === null,
     status_code: hops.findLast(hasStatus)?.status ?? null,
     timings: checkTimings(hops, startedAt, performance.now()),
     error,
   };
+  const last = hops.at(-1);
+  if (last?.headers) out.headers = last.headers;
+  if (last?.body) out.body = Buffer.concat(last.body).toString('utf8');
+  return out;
 }
 
 export function createChecker(opts: CheckerOptions): Checker {
@@ -99,28 +115,46 @@ export function createChecker(opts: CheckerOptions): Checker {
       let url = targetUrl(target.url);
       let method: CheckMethod = target.method;
       let auth = authorizationHeader(target, url);
+      let body = target.body ?? null;
+      let extraHeaders = target.headers;
+      const capture = target.capture ?? CAPTURE_NOTHING;
       for (let redirects = 0; ; redirects++) {
         const headers: Record<string, string> = { 'user-agent': opts.userAgent, accept: '*/*' };
         if (auth !== null) headers['authorization'] = auth;
+        if (extraHeaders) for (const h of extraHeaders) headers[h.name.toLowerCase()] = h.value;
         const hop = newHop();
         hops.push(hop);
-        await sendHop(hopContext, url, method, headers, cell, deadline, hop);
+        await sendHop(hopContext, url, method, headers, cell, deadline, hop, capture, body);
         if (!target.follow_redirects || !REDIRECTS.has(hop.status) || hop.location === null) break;
         if (redirects >= maxRedirects) {
           return outcome(hops, startedAt, { class: 'other', message: `Too many redirects (more than ${maxRedirects})` });
         }
         const next = parseUrl(hop.location, url);
         // Credentials stay with the origin they were given for, as browsers do.
-        if (next.origin !== url.origin) auth = null;
-        method = redirectMethod(hop.status, method);
+        // The monitor's own headers may hold secrets too (API keys): they stay with that origin as well.
+        if (next.origin !== url.origin) {
+          auth = null;
+          extraHeaders = undefined;
+        }
+        const nextMethod = redirectMethod(hop.status, method);
+        if (nextMethod !== method) body = null;
+        method = nextMethod;
         url = next;
         // undici lends an idle socket out again only after one event-loop turn of validation;
         // without this wait a same-origin redirect would open a second connection.
         await new Promise((resolve) => setImmediate(resolve));
       }
       const status = hops.at(-1)?.status ?? 0;
-      if (target.valid_http_codes.includes(status)) return outcome(hops, startedAt, null);
-      return outcome(hops, startedAt, { class: 'status', message: `Unexpected status ${status}` });
+      const done = outcome(
+        hops,
+        startedAt,
+        target.valid_http_codes.includes(status) ? null : { class: 'status', message: `Unexpected status ${status}` },
+      );
+      if (url.protocol === 'https:') {
+        const cert = connector.certificate(url.origin);
+        if (cert !== null) done.certificate = cert;
+      }
+      return done;
     } catch (err) {
       return outcome(hops, startedAt, checkFailure(err, cell.reason, target.timeout_ms));
     } finally {

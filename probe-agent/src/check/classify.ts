@@ -2,7 +2,7 @@ import { CANCELLED, TIMED_OUT } from './abort.ts';
 import { BlockedTargetError } from './connector.ts';
 import { InvalidTargetError } from './target-url.ts';
 
-export type CheckErrorClass = 'dns' | 'refused' | 'timeout' | 'tls' | 'status' | 'other';
+export type CheckErrorClass = 'dns' | 'refused' | 'timeout' | 'tls' | 'status' | 'assertion' | 'other';
 export type CheckError = { class: CheckErrorClass; message: string };
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA', 'ENODATA', 'ESERVFAIL']);

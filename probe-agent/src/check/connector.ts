@@ -2,6 +2,9 @@ import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { buildConnector, errors } from 'undici';
 import { isBlockedAddress } from '../../../shared/src/net/address.ts';
+import type { TLSSocket } from 'node:tls';
+import type { CertificateInfo } from '../../../shared/src/contracts/checks.ts';
+import { socketCertificate } from './certificate.ts';
 import type { DnsCache } from './dns-cache.ts';
 
 export class BlockedTargetError extends Error {
@@ -28,6 +31,11 @@ export type TimedConnector = {
    * use it has passed its deadline. Returns the release function.
    */
   expect(origin: string, deadline: number): () => void;
+  /**
+   * The certificate the origin presented on its latest TLS connection (read once per handshake,
+   * so checks on a kept-alive connection see it too); null before any, or for plain http.
+   */
+  certificate(origin: string): CertificateInfo | null;
   close(): void;
 };
 
@@ -60,6 +68,7 @@ export function createTimedConnector(opts: TimedConnectorOptions): TimedConnecto
   const connecting = new Set<Socket>();
   const fallbackMs = opts.fallbackConnectTimeoutMs ?? 30_000;
   const allowed = new Set(opts.allowedAddresses ?? []);
+  const certificates = new Map<string, CertificateInfo>();
   const isRefused = (ip: string) => opts.blockPrivateTargets && !allowed.has(ip) && isBlockedAddress(ip);
 
   const lookup: LookupFunction = (hostname, options, callback) => {
@@ -138,7 +147,13 @@ export function createTimedConnector(opts: TimedConnectorOptions): TimedConnecto
     // phases must be known by then.
     socket.prependOnceListener('lookup', () => (record.lookupAt = now()));
     socket.prependOnceListener('connect', () => (record.connectAt = now()));
-    socket.prependOnceListener('secureConnect', () => (record.secureAt = now()));
+    socket.prependOnceListener('secureConnect', () => {
+      record.secureAt = now();
+      const cert = socketCertificate(socket as TLSSocket);
+      if (cert === null) return;
+      if (certificates.size >= 10_000) certificates.clear();
+      certificates.set(origin, cert);
+    });
     const latest = latestDeadline(origin);
     watchDeadline(socket, origin, protocol === 'https:', latest > -Infinity ? latest : now() + fallbackMs);
   };
@@ -167,10 +182,18 @@ export function createTimedConnector(opts: TimedConnectorOptions): TimedConnecto
     };
   }
 
+  function certificate(origin: string): CertificateInfo | null {
+    const cert = certificates.get(origin);
+    if (cert === undefined) return null;
+    // Days left as of now, not as of the handshake: a connection may be kept for a while.
+    return { ...cert, days_left: Math.round(((Date.parse(cert.valid_to) - Date.now()) / 86_400_000) * 1000) / 1000 };
+  }
+
   function close(): void {
     for (const socket of connecting) socket.destroy();
     connecting.clear();
+    certificates.clear();
   }
 
-  return { connect, claim, expect, close };
+  return { connect, claim, expect, certificate, close };
 }

@@ -13,6 +13,13 @@ export type HopContext = {
   maxBodyBytes: number;
 };
 
+/** What a hop keeps of its response for the check's assertions; nothing by default (the common, cheapest case). */
+export type HopCapture = { headers: boolean; body: boolean };
+export const CAPTURE_NOTHING: HopCapture = { headers: false, body: false };
+
+/** A request body and the headers that describe it. */
+export type HopBody = string | null;
+
 /**
  * One request of a check (the first, or a redirect hop): a dispatch handler that settles a
  * promise. One object takes every undici callback of the hop: a closure per callback costs more.
@@ -27,6 +34,7 @@ class HopRequest implements Dispatcher.DispatchHandler {
     private readonly ctx: HopContext,
     private readonly hop: Hop,
     private readonly cell: RunCell,
+    private readonly capture: HopCapture,
     origin: string,
     deadline: number,
     private readonly resolve: () => void,
@@ -64,10 +72,22 @@ class HopRequest implements Dispatcher.DispatchHandler {
     this.hop.status = statusCode;
     const location = headers['location'];
     this.hop.location = typeof location === 'string' ? location : null;
+    if (this.capture.headers) {
+      const kept: Record<string, string> = {};
+      for (const [name, value] of Object.entries(headers)) {
+        if (value !== undefined) kept[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      this.hop.headers = kept;
+    }
+    if (this.capture.body) this.hop.body = [];
   }
 
   onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    const before = this.received;
     this.received += chunk.length;
+    if (this.hop.body !== null && before < this.ctx.maxBodyBytes) {
+      this.hop.body.push(this.received > this.ctx.maxBodyBytes ? chunk.subarray(0, this.ctx.maxBodyBytes - before) : chunk);
+    }
     if (this.received > this.ctx.maxBodyBytes) {
       this.settle(null);
       c.abort(new Error('response body limit reached'));
@@ -92,12 +112,17 @@ export function sendHop(
   cell: RunCell,
   deadline: number,
   hop: Hop,
+  capture: HopCapture = CAPTURE_NOTHING,
+  body: HopBody = null,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     if (cell.reason !== null) return reject(cell.reason);
-    const handler = new HopRequest(ctx, hop, cell, url.origin, deadline, resolve, reject);
+    const handler = new HopRequest(ctx, hop, cell, capture, url.origin, deadline, resolve, reject);
     try {
-      ctx.dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers }, handler);
+      ctx.dispatcher.dispatch(
+        { origin: url.origin, path: url.pathname + url.search, method, headers, ...(body !== null ? { body } : {}) },
+        handler,
+      );
     } catch (err) {
       handler.settle(err);
     }

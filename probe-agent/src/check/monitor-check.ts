@@ -1,7 +1,10 @@
 import type { Assignment, CheckResult } from '../../../shared/src/contracts/monitoring.ts';
 import { open } from '../../../shared/src/crypto.ts';
+import { systemResolve } from '../../../shared/src/net/lookup.ts';
 import { pause } from '../timing.ts';
 import type { CheckOutcome, CheckTarget, Checker } from './check.ts';
+import type { ProbeContext, ProbeResult } from './types/probe.ts';
+import { createProbeRunner } from './types/run.ts';
 
 export type MonitorCheckOptions = {
   checker: Pick<Checker, 'run'>;
@@ -9,7 +12,17 @@ export type MonitorCheckOptions = {
   region: string;
   /** Opens sealed basic-auth passwords; undefined when the agent was given no key. */
   key: Buffer | undefined;
+  /** What checks of the other types need (the address policy above all); HTTP checks use `checker`. */
+  probeContext?: ProbeContext;
   now?: () => number;
+};
+
+/** Without a context given, checks of other types refuse private addresses: the safe side. */
+const defaultProbeContext: ProbeContext = {
+  policy: { blockPrivateTargets: true },
+  resolve: systemResolve,
+  userAgent: 'uptime-probe',
+  maxBodyBytes: 1024 * 1024,
 };
 
 export type MonitorCheckRun = {
@@ -58,10 +71,16 @@ export function targetOf(a: Assignment, key: Buffer | undefined): { target: Chec
 export function createMonitorCheck(opts: MonitorCheckOptions): MonitorCheck {
   const now = opts.now ?? Date.now;
 
-  async function attempt(a: Assignment, signal: AbortSignal): Promise<{ outcome: CheckOutcome; checkedAt: number }> {
+  const probe = createProbeRunner({
+    checker: opts.checker,
+    ctx: opts.probeContext ?? defaultProbeContext,
+    key: opts.key,
+    httpTarget: (a) => targetOf(a, opts.key),
+  });
+
+  async function attempt(a: Assignment, signal: AbortSignal): Promise<{ outcome: ProbeResult; checkedAt: number }> {
     const checkedAt = now();
-    const t = targetOf(a, opts.key);
-    const outcome = 'target' in t ? await opts.checker.run(t.target, signal) : t.outcome;
+    const outcome = await probe(a, signal);
     return { outcome, checkedAt };
   }
 
@@ -87,6 +106,10 @@ export function createMonitorCheck(opts: MonitorCheckOptions): MonitorCheck {
       timings: outcome.timings,
       error: outcome.error,
       attempts,
+      ...(outcome.degraded ? { degraded: true } : {}),
+      ...(outcome.assertions ? { assertions: outcome.assertions } : {}),
+      ...(outcome.details ? { details: outcome.details } : {}),
+      ...(a.type !== undefined && a.type !== 'http' ? { type: a.type } : {}),
     };
   };
 }

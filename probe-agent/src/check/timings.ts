@@ -11,13 +11,17 @@ export type Hop = {
   headersAt: number;
   status: number;
   location: string | null;
+  /** Response headers (names in lower case), kept only when the check asked for them. */
+  headers: Record<string, string> | null;
+  /** Response body chunks, kept only when the check asked for them (up to the body limit). */
+  body: Buffer[] | null;
 };
 
 const ZERO_PHASES: ConnectPhases = { dns: 0, connect: 0, tls: 0 };
 const SEND_HEADERS = 'undici:client:sendHeaders';
 
 export function newHop(): Hop {
-  return { phases: ZERO_PHASES, startedAt: NaN, headersAt: NaN, status: 0, location: null };
+  return { phases: ZERO_PHASES, startedAt: NaN, headersAt: NaN, status: 0, location: null, headers: null, body: null };
 }
 
 /** Hands each hop the setup phases of the socket its request goes out on. */

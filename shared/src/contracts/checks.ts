@@ -166,3 +166,94 @@ export const CheckDetails = z
   })
   .meta({ id: 'CheckDetails' });
 export type CheckDetails = z.infer<typeof CheckDetails>;
+
+/** A request header or gRPC metadata entry. Values are secrets: stored sealed, never returned (null in answers). */
+export const HeaderEntry = z.object({
+  name: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "A header name is 1 to 100 letters, digits and !#$%&'*+.^_`|~-."),
+  value: z
+    .string()
+    .max(4_096)
+    .regex(/^[^\r\n\0]*$/, 'A header value holds no line breaks.')
+    .nullable()
+    .describe('Write-only: stored sealed and returned as null. On update, null keeps the stored value of the header of that name.'),
+});
+export type HeaderEntry = z.infer<typeof HeaderEntry>;
+
+const headers = z.array(HeaderEntry).max(20);
+const requestBody = z
+  .string()
+  .max(65_536)
+  .nullable()
+  .describe('Write-only: the request body, stored sealed and returned as null. On update, null keeps the stored body; "" removes it.');
+export const dnsRecordTypes = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR'] as const;
+
+export const HttpSettings = z.object({
+  headers: headers.default([]).describe('Request headers sent with every check.'),
+  body: requestBody.default(null),
+});
+export const TcpSettings = z.object({
+  tls: z.boolean().default(false).describe('Open TLS after connecting (the certificate is verified and its expiry watched).'),
+  send: z.string().max(4_096).nullable().default(null).describe('Text written once connected.'),
+  expect: z.string().max(1_024).nullable().default(null).describe('Text the server must send back (checked as contained in what arrives).'),
+});
+export const DnsSettings = z.object({
+  record_type: z.enum(dnsRecordTypes).default('A'),
+  resolver: z
+    .string()
+    .max(253)
+    .nullable()
+    .default(null)
+    .describe("The resolver asked (a host name or IP address); null: the probe host's own resolvers."),
+  resolver_port: z.number().int().min(1).max(65_535).default(53),
+});
+export const IcmpSettings = z.object({
+  count: z.number().int().min(1).max(10).default(3).describe('Echo requests per check.'),
+});
+export const WebSocketSettings = z.object({
+  headers: headers.default([]),
+  send: z.string().max(4_096).nullable().default(null).describe('A text message sent once open.'),
+  expect: z.string().max(1_024).nullable().default(null).describe('Text a message from the server must contain.'),
+});
+export const GrpcSettings = z.object({
+  service: z.string().max(255).default('').describe('The service asked about (grpc.health.v1); "" is the server as a whole.'),
+  metadata: headers.default([]).describe('Call metadata (values write-only, like header values).'),
+});
+
+export const Extraction = z.object({
+  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,39}$/, 'A variable name is a letter or _ and then up to 39 letters, digits or _.'),
+  source: z.enum(['json', 'header', 'body']),
+  path: z
+    .string()
+    .min(1)
+    .max(500)
+    .describe('json: a JSONPath; header: the header name; body: an RE2 pattern whose first group (or whole match) is taken.'),
+});
+export type Extraction = z.infer<typeof Extraction>;
+
+export const StepSettings = z.object({
+  name: z.string().trim().min(1).max(100),
+  url: z.string().max(2_048).describe('An http(s) URL; `{{variable}}` takes a value extracted by an earlier step.'),
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET'),
+  headers: headers.default([]),
+  body: requestBody.default(null),
+  valid_http_codes: z.array(z.number().int().min(100).max(599)).min(1).max(500).optional().describe('Default: 200-299.'),
+  assertions: z.array(Assertion).max(MAX_ASSERTIONS).default([]),
+  extract: z.array(Extraction).max(10).default([]),
+  timeout: z.number().int().min(1).max(60).optional().describe('Seconds this step may take; the monitor timeout bounds the whole check.'),
+});
+export type StepSettings = z.infer<typeof StepSettings>;
+export const MultistepSettings = z.object({
+  steps: z.array(StepSettings).min(1).max(10).describe('Requests made in order; the first failure ends the check and is its evidence.'),
+});
+
+export const settingsOf = {
+  http: HttpSettings,
+  tcp: TcpSettings,
+  dns: DnsSettings,
+  icmp: IcmpSettings,
+  websocket: WebSocketSettings,
+  grpc: GrpcSettings,
+  multistep: MultistepSettings,
+} as const;
+export type SettingsOf<T extends MonitorType> = z.infer<(typeof settingsOf)[T]>;
+export type MonitorSettings = { [T in MonitorType]: SettingsOf<T> }[MonitorType];

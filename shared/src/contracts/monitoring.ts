@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Assertion, AssertionOutcome, CheckDetails, MonitorType } from './checks.ts';
 
 export const httpMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 export const HttpMethod = z.enum(httpMethods);
@@ -23,6 +24,15 @@ export const Assignment = z.object({
   /** Seconds a check may take, all redirect hops included. */
   timeout: z.number().int().min(1).max(60),
   follow_redirects: z.boolean(),
+  /** The check type; left out for http (entries written before types existed). */
+  type: MonitorType.optional(),
+  /**
+   * The type's settings as JSON, sealed whole like the basic-auth password (header values, request
+   * bodies and gRPC metadata are secrets); null or left out when the monitor has none.
+   */
+  settings_sealed: z.string().nullable().optional(),
+  /** What the check must see besides its type's own rule (docs/checks.md); left out when none. */
+  assertions: z.array(Assertion).optional(),
   /** `updated_at` of the monitor this was made from: a newer one wins. */
   revision: z.string(),
   /**
@@ -39,7 +49,7 @@ export const Assignment = z.object({
 });
 export type Assignment = z.infer<typeof Assignment>;
 
-export const checkErrorClasses = ['dns', 'refused', 'timeout', 'tls', 'status', 'other'] as const;
+export const checkErrorClasses = ['dns', 'refused', 'timeout', 'tls', 'status', 'assertion', 'other'] as const;
 
 /**
  * One check, published on `<ns>.results.<region>.<monitor_id>` with
@@ -72,6 +82,17 @@ export const CheckResult = z.object({
   error: z.object({ class: z.enum(checkErrorClasses), message: z.string() }).nullable(),
   /** 2 when a failure was re-checked at once: only a confirmed failure counts against the region. */
   attempts: z.number().int().min(1).max(2),
+  /** The check passed, but an assertion of severity `degraded` failed (slow but up, for example). */
+  degraded: z.boolean().optional().describe('The check passed but a `degraded` assertion failed. Left out when false.'),
+  assertions: z
+    .array(AssertionOutcome)
+    .optional()
+    .describe("Every assertion's outcome, in the monitor's order; left out when the monitor has none."),
+  details: CheckDetails.optional().describe(
+    'What the check saw beyond status and timings (certificate, DNS answers, ping figures, steps).',
+  ),
+  /** The check type, left out for http. */
+  type: MonitorType.optional(),
 });
 export type CheckResult = z.infer<typeof CheckResult>;
 

@@ -13,18 +13,32 @@ export type StoredEntry = {
 /** The fields that decide what a check requests and what it accepts. */
 export type CheckedFields = Pick<
   Assignment,
-  'url' | 'method' | 'valid_http_codes' | 'basic_auth_username' | 'basic_auth_password_sealed' | 'timeout' | 'follow_redirects'
+  | 'url'
+  | 'method'
+  | 'valid_http_codes'
+  | 'basic_auth_username'
+  | 'basic_auth_password_sealed'
+  | 'timeout'
+  | 'follow_redirects'
+  | 'type'
+  | 'settings_sealed'
+  | 'assertions'
 >;
 
 /**
- * A digest of what a check requests and accepts; the interval, the name or the project are not
- * in it. The password counts by its opened text (`openPassword`), since sealing the same password
+ * A digest of what a check requests and accepts (with the type, its settings and assertions); the
+ * interval, the name or the project are not in it. The password counts by its opened text (`openPassword`), since sealing the same password
  * twice gives different text; it is hashed, never kept.
  */
 export function checkTarget(a: Partial<CheckedFields>, openPassword: (sealed: string) => string | undefined): string {
   const sealed = a.basic_auth_password_sealed;
   const password = typeof sealed === 'string' ? (openPassword(sealed) ?? `sealed:${sealed}`) : null;
-  const fields = [a.url, a.method, a.valid_http_codes, a.basic_auth_username, password, a.timeout, a.follow_redirects];
+  const fields: unknown[] = [a.url, a.method, a.valid_http_codes, a.basic_auth_username, password, a.timeout, a.follow_redirects];
+  // Only entries of monitors that use them add these: a plain http monitor's digest is as before.
+  if (a.type !== undefined || typeof a.settings_sealed === 'string' || a.assertions !== undefined) {
+    const settings = typeof a.settings_sealed === 'string' ? (openPassword(a.settings_sealed) ?? `sealed:${a.settings_sealed}`) : null;
+    fields.push(a.type ?? 'http', settings, a.assertions ?? []);
+  }
   return createHash('sha256').update(JSON.stringify(fields)).digest('base64url');
 }
 

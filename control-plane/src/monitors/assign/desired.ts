@@ -32,6 +32,10 @@ export function desiredEntries(
       interval: m.interval_seconds,
       timeout: m.timeout_seconds,
       follow_redirects: m.follow_redirects,
+      // A plain http monitor's entry is as it was before types existed.
+      ...(m.type !== 'http' ? { type: m.type } : {}),
+      ...(m.settings_sealed !== null ? { settings_sealed: m.settings_sealed } : {}),
+      ...(m.assertions.length > 0 ? { assertions: m.assertions } : {}),
       revision: m.updated_at,
     });
   }

@@ -22,6 +22,9 @@ export interface ResultColumns {
   errorClass: string;
   errorMessage: string;
   attempts: string;
+  degraded: string;
+  /** Assertion outcomes and details as JSON; NULL for the plain checks that have neither. */
+  extra: string;
 }
 
 /** Numbers, booleans and values already safe unquoted (uuids, ISO timestamps) need no quotes. */
@@ -46,6 +49,8 @@ export function columnsOf(rows: readonly CheckResult[]): ResultColumns {
   const errorClass = new Array<string>(n);
   const errorMessage = new Array<string>(n);
   const attempts = new Array<string>(n);
+  const degraded = new Array<string>(n);
+  const extra = new Array<string>(n);
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
     monitorId[i] = r.monitor_id;
@@ -63,6 +68,8 @@ export function columnsOf(rows: readonly CheckResult[]): ResultColumns {
     errorClass[i] = r.error ? arrayElement(r.error.class) : 'NULL';
     errorMessage[i] = r.error ? arrayElement(r.error.message) : 'NULL';
     attempts[i] = plain(r.attempts);
+    degraded[i] = r.degraded ? 't' : 'NULL';
+    extra[i] = r.assertions || r.details ? arrayElement(JSON.stringify({ assertions: r.assertions, details: r.details })) : 'NULL';
   }
   const lit = (xs: string[]) => `{${xs.join(',')}}`;
   return {
@@ -81,6 +88,8 @@ export function columnsOf(rows: readonly CheckResult[]): ResultColumns {
     errorClass: lit(errorClass),
     errorMessage: lit(errorMessage),
     attempts: lit(attempts),
+    degraded: lit(degraded),
+    extra: lit(extra),
   };
 }
 

@@ -88,12 +88,13 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
     const rows = await tx<VoteRow[]>`
       with ins as (
         insert into check_results (monitor_id, scheduled_at, region, checked_at, agent_id, ok, status_code,
-          dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms, error_class, error_message, attempts)
+          dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms, error_class, error_message, attempts, degraded, extra)
         select r.* from unnest(${c.monitorId}::uuid[], ${c.scheduledAt}::timestamptz[], ${c.region}::text[], ${c.checkedAt}::timestamptz[],
           ${c.agentId}::text[], ${c.ok}::boolean[], ${c.statusCode}::smallint[], ${c.dns}::real[], ${c.connect}::real[], ${c.tls}::real[],
-          ${c.ttfb}::real[], ${c.total}::real[], ${c.errorClass}::text[], ${c.errorMessage}::text[], ${c.attempts}::smallint[])
+          ${c.ttfb}::real[], ${c.total}::real[], ${c.errorClass}::text[], ${c.errorMessage}::text[], ${c.attempts}::smallint[],
+          ${c.degraded}::boolean[], ${c.extra}::jsonb[])
           as r(monitor_id, scheduled_at, region, checked_at, agent_id, ok, status_code, dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms,
-            error_class, error_message, attempts)
+            error_class, error_message, attempts, degraded, extra)
         on conflict do nothing
         returning monitor_id, region, scheduled_at, checked_at, ok, total_ms, status_code,
           case when error_class is null then null else coalesce(error_message, error_class) end as error

@@ -1,4 +1,5 @@
-import type { CheckDetails } from '../../../../shared/src/contracts/checks.ts';
+import type { AssertionOutcome, CheckDetails } from '../../../../shared/src/contracts/checks.ts';
+import type { CheckOutcome } from '../check.ts';
 import type { AddressPolicy, Resolve } from '../../../../shared/src/net/lookup.ts';
 import type { CheckError } from '../classify.ts';
 import type { CheckTimings } from '../timings.ts';
@@ -52,3 +53,24 @@ export type ProbeContext = {
 };
 
 export const noTimings: CheckTimings = { dns: 0, connect: 0, tls: 0, ttfb: 0, total: 0 };
+
+/** One attempt of a monitor's check: the type's own verdict, then the assertions over what it observed. */
+export type ProbeResult = ProbeOutcome & { assertions?: AssertionOutcome[]; degraded: boolean };
+
+/** The HTTP checker's outcome as every type reports it. */
+export function httpProbeOutcome(o: CheckOutcome): ProbeOutcome {
+  return {
+    ok: o.ok,
+    status_code: o.status_code,
+    timings: o.timings,
+    error: o.error,
+    observed: {
+      response_time: o.timings.total,
+      ...(o.status_code !== null ? { status_code: o.status_code } : {}),
+      ...(o.body !== undefined ? { body: o.body } : {}),
+      ...(o.headers !== undefined ? { headers: o.headers } : {}),
+      ...(o.certificate !== undefined ? { certificate_days: o.certificate.days_left } : {}),
+    },
+    ...(o.certificate !== undefined ? { details: { certificate: o.certificate } } : {}),
+  };
+}

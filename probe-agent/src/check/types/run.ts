@@ -1,0 +1,155 @@
+import { settingsOf, type MonitorType, type SettingsOf } from '../../../../shared/src/contracts/checks.ts';
+import type { Assignment } from '../../../../shared/src/contracts/monitoring.ts';
+import { assertionVerdict, evaluateAssertions } from '../../../../shared/src/checks/assertions.ts';
+import { open } from '../../../../shared/src/crypto.ts';
+import type { CheckOutcome, CheckTarget, Checker } from '../check.ts';
+import { checkDns } from './dns.ts';
+import { checkGrpc } from './grpc.ts';
+import { checkIcmp } from './icmp.ts';
+import { runSteps } from './multistep.ts';
+import { httpProbeOutcome, noTimings, type ProbeContext, type ProbeOutcome, type ProbeResult } from './probe.ts';
+import { checkTcp } from './tcp.ts';
+import { checkWebSocket } from './websocket.ts';
+
+export type ProbeRunner = (a: Assignment, signal: AbortSignal) => Promise<ProbeResult>;
+
+const failed = (message: string): ProbeResult => ({
+  ok: false,
+  status_code: null,
+  timings: noTimings,
+  error: { class: 'other', message },
+  observed: {},
+  degraded: false,
+});
+
+/** host and port of `tcp://host:port`, `grpc://host:port`; the host without IPv6 brackets. */
+function hostPort(url: URL, defaultPort?: number): { host: string; port: number } | undefined {
+  const port = url.port === '' ? defaultPort : Number(url.port);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (host === '' || port === undefined || !Number.isInteger(port)) return undefined;
+  return { host, port };
+}
+
+export type ProbeRunnerOptions = {
+  checker: Pick<Checker, 'run'>;
+  ctx: ProbeContext;
+  /** Opens sealed passwords and settings; undefined when the agent was given no key. */
+  key: Buffer | undefined;
+  /** The HTTP target of an assignment (its basic-auth password opened), or the outcome of a password this agent cannot open. */
+  httpTarget: (a: Assignment) => { target: CheckTarget } | { outcome: CheckOutcome };
+};
+
+export function createProbeRunner(opts: ProbeRunnerOptions): ProbeRunner {
+  const { checker, ctx } = opts;
+
+  function settings<T extends MonitorType>(type: T, a: Assignment): { ok: true; value: SettingsOf<T> } | { ok: false; message: string } {
+    let raw: unknown = {};
+    if (a.settings_sealed) {
+      if (opts.key === undefined) return { ok: false, message: "Cannot open the monitor's settings: this agent has no AGENT_KEY" };
+      try {
+        raw = JSON.parse(open(a.settings_sealed, opts.key));
+      } catch {
+        return { ok: false, message: "Cannot open the monitor's settings: AGENT_KEY does not match the control plane's key" };
+      }
+    }
+    const parsed = settingsOf[type].safeParse(raw);
+    if (!parsed.success) return { ok: false, message: `The monitor's ${type} settings are not ones this agent understands` };
+    return { ok: true, value: parsed.data as SettingsOf<T> };
+  }
+
+  const headerValues = (list: ReadonlyArray<{ name: string; value: string | null }>) =>
+    list.filter((h): h is { name: string; value: string } => h.value !== null);
+
+  async function probe(a: Assignment, signal: AbortSignal): Promise<ProbeOutcome | ProbeResult> {
+    const type = a.type ?? 'http';
+    const timeout_ms = a.timeout * 1000;
+    let url: URL;
+    try {
+      url = new URL(a.url);
+    } catch {
+      return failed('Invalid URL');
+    }
+    switch (type) {
+      case 'http': {
+        const t = opts.httpTarget(a);
+        if ('outcome' in t) return httpProbeOutcome(t.outcome);
+        const s = settings('http', a);
+        if (!s.ok) return failed(s.message);
+        const needs = new Set((a.assertions ?? []).map((x) => x.source));
+        const target: CheckTarget = {
+          ...t.target,
+          headers: headerValues(s.value.headers),
+          body: s.value.body,
+          capture: { headers: needs.has('header'), body: needs.has('body') || needs.has('json') },
+        };
+        return httpProbeOutcome(await checker.run(target, signal));
+      }
+      case 'tcp': {
+        const s = settings('tcp', a);
+        if (!s.ok) return failed(s.message);
+        const hp = hostPort(url);
+        if (!hp) return failed('A TCP monitor needs tcp://host:port');
+        return checkTcp({ ...hp, tls: s.value.tls, send: s.value.send, expect: s.value.expect, timeout_ms }, ctx, signal);
+      }
+      case 'dns': {
+        const s = settings('dns', a);
+        if (!s.ok) return failed(s.message);
+        const name = url.hostname;
+        if (!name) return failed('A DNS monitor needs dns://<name to look up>');
+        return checkDns(
+          { resolver: s.value.resolver, port: s.value.resolver_port, name, record_type: s.value.record_type, timeout_ms },
+          ctx,
+          signal,
+        );
+      }
+      case 'icmp': {
+        const s = settings('icmp', a);
+        if (!s.ok) return failed(s.message);
+        const host = url.hostname.replace(/^\[|\]$/g, '');
+        if (!host) return failed('An ICMP monitor needs icmp://host');
+        return checkIcmp({ host, count: s.value.count, timeout_ms }, ctx, signal);
+      }
+      case 'websocket': {
+        const s = settings('websocket', a);
+        if (!s.ok) return failed(s.message);
+        return checkWebSocket(
+          { url: a.url, headers: headerValues(s.value.headers), send: s.value.send, expect: s.value.expect, timeout_ms },
+          ctx,
+          signal,
+        );
+      }
+      case 'grpc': {
+        const s = settings('grpc', a);
+        if (!s.ok) return failed(s.message);
+        const tls = url.protocol === 'grpcs:';
+        const hp = hostPort(url, tls ? 443 : 80);
+        if (!hp) return failed('A gRPC monitor needs grpc://host:port or grpcs://host:port');
+        return checkGrpc({ ...hp, tls, service: s.value.service, metadata: headerValues(s.value.metadata), timeout_ms }, ctx, signal);
+      }
+      case 'multistep': {
+        const s = settings('multistep', a);
+        if (!s.ok) return failed(s.message);
+        return runSteps(s.value.steps, { checker, timeoutMs: timeout_ms, followRedirects: a.follow_redirects, signal });
+      }
+    }
+  }
+
+  return async (a, signal) => {
+    const outcome = await probe(a, signal);
+    if ('degraded' in outcome) return outcome;
+    const assertions = a.assertions ?? [];
+    if (assertions.length === 0) return { ...outcome, degraded: false };
+    const outcomes = evaluateAssertions(assertions, outcome.observed);
+    const verdict = assertionVerdict(outcomes);
+    if (outcome.ok && verdict.failed) {
+      return {
+        ...outcome,
+        ok: false,
+        error: { class: 'assertion', message: verdict.failed.message ?? 'Assertion failed' },
+        assertions: outcomes,
+        degraded: false,
+      };
+    }
+    return { ...outcome, assertions: outcomes, degraded: outcome.ok && verdict.degraded !== null };
+  };
+}
