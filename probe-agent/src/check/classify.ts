@@ -1,4 +1,5 @@
 import { CANCELLED, TIMED_OUT } from './abort.ts';
+import { BlockedAddressError } from '../../../shared/src/net/lookup.ts';
 import { BlockedTargetError } from './connector.ts';
 import { InvalidTargetError } from './target-url.ts';
 
@@ -49,6 +50,7 @@ function short(message: string): string {
 export function classifyError(err: unknown, timeoutMs: number): CheckError {
   const coded = withCode(err);
   if (coded instanceof BlockedTargetError) return { class: 'other', message: coded.message };
+  if (coded instanceof BlockedAddressError) return { class: 'other', message: `Target address ${coded.address} is not allowed` };
   const code = typeof coded?.code === 'string' ? coded.code : '';
   if (DNS_CODES.has(code)) {
     const host = typeof coded?.hostname === 'string' ? ` for ${coded.hostname}` : '';
