@@ -1,0 +1,173 @@
+import { Resolver } from 'node:dns/promises';
+import type { CaaRecord } from 'node:dns';
+import { isIP, isIPv6 } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { BlockedAddressError, refuses, resolveAllowed } from '../../../../shared/src/net/lookup.ts';
+import { abortCell, CANCELLED, TIMED_OUT, type RunCell } from '../abort.ts';
+import type { CheckError } from '../classify.ts';
+import { noTimings, type ProbeContext, type ProbeOutcome } from './probe.ts';
+
+export const dnsRecordTypes = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR'] as const;
+export type DnsRecordType = (typeof dnsRecordTypes)[number];
+
+export type DnsTarget = {
+  /** The DNS server to ask (a host name or an IP address); null for the system's resolvers. */
+  resolver: string | null;
+  /** Port of `resolver`; the system's resolvers keep their own. */
+  port: number;
+  name: string;
+  record_type: DnsRecordType;
+  timeout_ms: number;
+};
+
+type DnsAnswer = { type: string; value: string; ttl: number };
+/** What the check shows of the reply: its response code and its answers, in the order received. */
+type DnsReply = { rcode: string; answers: DnsAnswer[] };
+type AnswerValue = { value: string; ttl: number };
+
+/** A failure found before the query was sent (the resolver's address), reported as is. */
+class ResolverAddressFailure extends Error {
+  constructor(readonly failure: CheckError) {
+    super(failure.message);
+  }
+}
+
+// Node reports TTLs for A and AAAA answers only; every other answer carries ttl 0 (not known).
+const withoutTtl = (values: readonly string[]): AnswerValue[] => values.map((value) => ({ value, ttl: 0 }));
+
+/** CAA in zone-file form, e.g. `0 issue "letsencrypt.org"`: Node gives the tag as the record's one other key. */
+function caaValue(record: CaaRecord): string {
+  const [tag = '', value = ''] = Object.entries(record).find(([key]) => key !== 'critical') ?? [];
+  const quoted = String(value).replace(/["\\]/g, '\\$&');
+  return `${record.critical} ${tag} "${quoted}"`;
+}
+
+const queries: Record<DnsRecordType, (resolver: Resolver, name: string) => Promise<AnswerValue[]>> = {
+  A: async (r, name) => (await r.resolve4(name, { ttl: true })).map((a) => ({ value: a.address, ttl: a.ttl })),
+  AAAA: async (r, name) => (await r.resolve6(name, { ttl: true })).map((a) => ({ value: a.address, ttl: a.ttl })),
+  CNAME: async (r, name) => withoutTtl(await r.resolveCname(name)),
+  NS: async (r, name) => withoutTtl(await r.resolveNs(name)),
+  PTR: async (r, name) => withoutTtl(await r.resolvePtr(name)),
+  MX: async (r, name) => withoutTtl((await r.resolveMx(name)).map((mx) => `${mx.priority} ${mx.exchange}`)),
+  TXT: async (r, name) => withoutTtl((await r.resolveTxt(name)).map((chunks) => chunks.join(''))),
+  SOA: async (r, name) => {
+    const soa = await r.resolveSoa(name);
+    return withoutTtl([`${soa.nsname} ${soa.hostmaster} ${soa.serial} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minttl}`]);
+  },
+  SRV: async (r, name) => withoutTtl((await r.resolveSrv(name)).map((s) => `${s.priority} ${s.weight} ${s.port} ${s.name}`)),
+  CAA: async (r, name) => withoutTtl((await r.resolveCaa(name)).map(caaValue)),
+};
+
+/**
+ * The address the query goes to, under the address policy like every address a check dials; null
+ * for the system's resolvers, which the operator configured and the policy does not govern.
+ */
+async function resolverAddress(target: DnsTarget, ctx: ProbeContext): Promise<string | null> {
+  if (target.resolver === null) return null;
+  const notAllowed = (ip: string) => new ResolverAddressFailure({ class: 'other', message: `Resolver address ${ip} is not allowed` });
+  if (isIP(target.resolver) !== 0) {
+    if (refuses(ctx.policy, target.resolver)) throw notAllowed(target.resolver);
+    return target.resolver;
+  }
+  try {
+    const [first] = await resolveAllowed(ctx.policy, ctx.resolve, target.resolver);
+    if (first !== undefined) return first.address;
+  } catch (err) {
+    if (err instanceof BlockedAddressError) throw notAllowed(err.address);
+  }
+  throw new ResolverAddressFailure({ class: 'dns', message: `Could not resolve the DNS server ${target.resolver}` });
+}
+
+function configure(resolver: Resolver, address: string | null, target: DnsTarget, ctx: ProbeContext): void {
+  if (ctx.localAddress !== undefined) {
+    if (isIPv6(ctx.localAddress)) resolver.setLocalAddress('0.0.0.0', ctx.localAddress);
+    else resolver.setLocalAddress(ctx.localAddress);
+  }
+  if (address !== null) resolver.setServers([isIPv6(address) ? `[${address}]:${target.port}` : `${address}:${target.port}`]);
+}
+
+async function query(resolver: Resolver, target: DnsTarget, ctx: ProbeContext, cell: RunCell): Promise<DnsAnswer[]> {
+  const address = await resolverAddress(target, ctx);
+  // The check may have ended while the resolver's name was looked up: send nothing then.
+  if (cell.reason !== null) throw new Error('Check ended');
+  configure(resolver, address, target, ctx);
+  const values = await queries[target.record_type](resolver, target.name);
+  return values.map((v) => ({ type: target.record_type, ...v }));
+}
+
+/** How c-ares reports each response code that is not an answer; codes without a reply are elsewhere. */
+function replyFailure(code: string, target: DnsTarget): { rcode: string; message: string } | null {
+  const { name, record_type: type } = target;
+  switch (code) {
+    case 'ENOTFOUND':
+      return { rcode: 'NXDOMAIN', message: `No such domain: ${name}` };
+    case 'ENODATA':
+      return { rcode: 'NOERROR', message: `No ${type} records for ${name}` };
+    case 'ESERVFAIL':
+      return { rcode: 'SERVFAIL', message: `DNS server failed to answer for ${name} (SERVFAIL)` };
+    case 'EREFUSED':
+      return { rcode: 'REFUSED', message: `DNS server refused the query for ${name} (REFUSED)` };
+    case 'EFORMERR':
+      return { rcode: 'FORMERR', message: `DNS server could not read the query for ${name} (FORMERR)` };
+    case 'ENOTIMP':
+      return { rcode: 'NOTIMP', message: `DNS server does not support the query for ${name} (NOTIMP)` };
+    default:
+      return null;
+  }
+}
+
+/** The failure of a check that ended without answers, and the reply's code when a reply came. */
+function failure(err: unknown, cell: RunCell, target: DnsTarget): { error: CheckError; reply: DnsReply | null } {
+  if (cell.reason === TIMED_OUT) return { error: { class: 'timeout', message: `Timed out after ${target.timeout_ms} ms` }, reply: null };
+  if (cell.reason === CANCELLED) return { error: { class: 'other', message: 'Check cancelled' }, reply: null };
+  if (err instanceof ResolverAddressFailure) return { error: err.failure, reply: null };
+  const code = (err as NodeJS.ErrnoException | null)?.code ?? '';
+  const replied = replyFailure(code, target);
+  if (replied !== null) return { error: { class: 'dns', message: replied.message }, reply: { rcode: replied.rcode, answers: [] } };
+  if (code === 'ETIMEOUT') return { error: { class: 'timeout', message: `Timed out after ${target.timeout_ms} ms` }, reply: null };
+  if (code === 'ECONNREFUSED') return { error: { class: 'refused', message: 'Connection refused by the DNS server' }, reply: null };
+  return { error: { class: 'dns', message: `DNS query failed for ${target.name} (${code || 'unknown error'})` }, reply: null };
+}
+
+const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/** A reply's details are shown whenever a reply came; a timeout or a refused connection has none. */
+function outcome(startedAt: number, error: CheckError | null, reply: DnsReply | null): ProbeOutcome {
+  const total = round3(performance.now() - startedAt);
+  return {
+    ok: error === null,
+    status_code: null,
+    timings: { ...noTimings, ttfb: total, total },
+    error,
+    observed: { response_time: total, ...(reply !== null ? { dns_answers: reply.answers.map((a) => a.value) } : {}) },
+    ...(reply !== null ? { details: { dns: reply } } : {}),
+  };
+}
+
+/** Asks one DNS server (or the system's) for the records of a name: up when at least one answer comes back. */
+export async function checkDns(target: DnsTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
+  const startedAt = performance.now();
+  if (signal?.aborted) return outcome(startedAt, { class: 'other', message: 'Check cancelled' }, null);
+  const cell: RunCell = { reason: null, onAbort: null };
+  const timer = setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
+  const onAbort = () => abortCell(cell, CANCELLED);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const resolver = new Resolver({ timeout: target.timeout_ms, tries: 1 });
+    const stopped = new Promise<never>((_, reject) => {
+      cell.onAbort = () => {
+        resolver.cancel();
+        reject(new Error('Check ended'));
+      };
+    });
+    const answers = await Promise.race([query(resolver, target, ctx, cell), stopped]);
+    // c-ares turns an empty NOERROR reply into ENODATA, so an answer list here is never empty.
+    return outcome(startedAt, null, { rcode: 'NOERROR', answers });
+  } catch (err) {
+    const { error, reply } = failure(err, cell, target);
+    return outcome(startedAt, error, reply);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
