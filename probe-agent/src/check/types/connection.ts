@@ -1,0 +1,123 @@
+import { connect as netConnect, isIP, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
+import type { CertificateInfo } from '../../../../shared/src/contracts/checks.ts';
+import { BlockedAddressError, guardedLookup, refuses } from '../../../../shared/src/net/lookup.ts';
+import { certificateFailure, socketCertificate } from '../certificate.ts';
+import { checkFailure, type CheckError } from '../classify.ts';
+import type { CheckTimings } from '../timings.ts';
+import type { ProbeContext } from './probe.ts';
+
+/** Where a check that opens its own socket (TCP, WebSocket) connects to. */
+export type Endpoint = { host: string; port: number; tls: boolean };
+
+/** A failure the connection decided itself (a certificate it does not accept), already worded for users. */
+export class ConnectionFailure extends Error {
+  constructor(readonly failure: CheckError) {
+    super(failure.message);
+    this.name = 'ConnectionFailure';
+  }
+}
+
+const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/**
+ * One connection a check opens itself, and what its setup measured and saw.
+ *
+ * Node's own certificate verification is off (rejectUnauthorized: false) and done here instead,
+ * on the completed handshake: that way a failing certificate is still reported with its dates,
+ * and the socket is handed out only once verified, so nothing a monitor sends (a payload,
+ * upgrade headers) ever reaches a server whose certificate failed.
+ */
+export class Connection {
+  socket: Socket | null = null;
+  certificate: CertificateInfo | null = null;
+  private startedAt = NaN;
+  private lookupAt: number | null = null;
+  private connectAt: number | null = null;
+  private secureAt: number | null = null;
+
+  /** Connects (and verifies the certificate); resolves with the socket ready for the check's bytes. */
+  open(endpoint: Endpoint, ctx: ProbeContext): Promise<Socket> {
+    this.startedAt = performance.now();
+    const { host, port } = endpoint;
+    const literal = isIP(host) !== 0;
+    // A name goes through guardedLookup, which applies the policy to every address it answers;
+    // a literal address is never looked up, so it is checked here.
+    if (literal && refuses(ctx.policy, host)) return Promise.reject(new BlockedAddressError(host));
+    const options = {
+      host,
+      port,
+      lookup: guardedLookup(ctx.policy, ctx.resolve),
+      ...(ctx.localAddress !== undefined ? { localAddress: ctx.localAddress } : {}),
+    };
+    const socket = endpoint.tls
+      ? tlsConnect({
+          ...options,
+          ...(literal ? {} : { servername: host }),
+          ...(ctx.extraCaCerts?.length ? { ca: [...rootCertificates, ...ctx.extraCaCerts] } : {}),
+          rejectUnauthorized: false,
+        })
+      : netConnect(options);
+    this.socket = socket;
+    socket.once('lookup', () => (this.lookupAt = performance.now()));
+    return new Promise((resolve, reject) => {
+      socket.on('error', reject);
+      socket.once('close', () => reject(new Error('Connection closed by the server')));
+      socket.once('connect', () => {
+        this.connectAt = performance.now();
+        if (!endpoint.tls) resolve(socket);
+      });
+      socket.once('secureConnect', () => {
+        this.secureAt = performance.now();
+        const failure = this.verify(socket as TLSSocket, host);
+        if (failure === null) return resolve(socket);
+        reject(new ConnectionFailure(failure));
+        socket.destroy();
+      });
+    });
+  }
+
+  /** Reads the certificate and judges the handshake Node completed without rejecting anything. */
+  private verify(socket: TLSSocket, host: string): CheckError | null {
+    this.certificate = socketCertificate(socket);
+    if (socket.authorized) return null;
+    // Node types it as an Error, but hands over the code (CERT_HAS_EXPIRED...) as a string.
+    const reason: unknown = socket.authorizationError;
+    const code =
+      typeof reason === 'string' ? reason : reason instanceof Error ? ((reason as NodeJS.ErrnoException).code ?? reason.message) : '';
+    return (
+      certificateFailure(code, host, this.certificate) ?? { class: 'tls', message: `TLS error: ${code || 'certificate not accepted'}` }
+    );
+  }
+
+  /** dns, connect, tls as far as the setup got, and the first byte and total from the caller. */
+  timings(ttfb: number, checkStartedAt: number): CheckTimings {
+    const connectFrom = this.lookupAt ?? this.startedAt;
+    return {
+      dns: this.lookupAt === null ? 0 : round3(this.lookupAt - this.startedAt),
+      connect: this.connectAt === null ? 0 : round3(this.connectAt - connectFrom),
+      tls: this.secureAt === null || this.connectAt === null ? 0 : round3(this.secureAt - this.connectAt),
+      ttfb: round3(ttfb),
+      total: round3(performance.now() - checkStartedAt),
+    };
+  }
+
+  close(): void {
+    this.socket?.end();
+    this.socket?.destroy();
+  }
+}
+
+/** Why a check's connection failed, worded for users: its own limits first, then the cause. */
+export function connectionFailure(err: unknown, reason: symbol | null, timeoutMs: number): CheckError {
+  if (reason !== null) return checkFailure(err, reason, timeoutMs);
+  if (err instanceof ConnectionFailure) return err.failure;
+  if (err instanceof BlockedAddressError) return { class: 'other', message: `Target address ${err.address} is not allowed` };
+  return checkFailure(err, null, timeoutMs);
+}
+
+/** "Expected ..." for a reply that never contained the text a monitor waits for. */
+export function expectedNotReceived(expect: string): CheckError {
+  return { class: 'other', message: `Expected "${expect.slice(0, 50)}" not received` };
+}

@@ -1,0 +1,151 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import WebSocket, { type ClientOptions, type RawData } from 'ws';
+import { abortCell, CANCELLED, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
+import type { CheckError } from '../classify.ts';
+import { InvalidTargetError } from '../target-url.ts';
+import { Connection, connectionFailure, expectedNotReceived, type Endpoint } from './connection.ts';
+import type { ProbeContext, ProbeOutcome } from './probe.ts';
+
+export type WebSocketTarget = {
+  url: string;
+  headers: Array<{ name: string; value: string }>;
+  send: string | null;
+  expect: string | null;
+  timeout_ms: number;
+};
+
+const watch = createSignalWatch();
+
+/** What the check saw of the server: the upgrade answer and the last message. */
+type Seen = { status: number | null; readyAt: number; respondedAt: number; opened: boolean; lastMessage: string | undefined };
+
+function endpointOf(raw: string): Endpoint {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new InvalidTargetError('Invalid URL');
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new InvalidTargetError(`Unsupported URL scheme ${url.protocol}`);
+  const secure = url.protocol === 'wss:';
+  return {
+    host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+    tls: secure,
+  };
+}
+
+/** A message as text, cut at the size limit (a binary message is read as UTF-8 too). */
+function messageText(data: RawData, limit: number): string {
+  const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+  return bytes.subarray(0, limit).toString('utf8');
+}
+
+/**
+ * The rule: ok once the server answers the upgrade with 101 and, when set, `send` went out as a
+ * text message. With `expect`, ok once a message contains it (each message on its own, cut at
+ * ctx.maxBodyBytes); messages that do not contain it are skipped while waiting goes on. When the
+ * server closes or the time runs out before one does, the check fails with "Expected ... not
+ * received" (class other: the upgrade worked, the server just did not say it), the last message in
+ * observed.body. Any other answer to the upgrade is "Upgrade refused with status N".
+ */
+function exchange(ws: WebSocket, target: WebSocketTarget, ctx: ProbeContext, cell: RunCell, seen: Seen): Promise<CheckError | null> {
+  const { send, expect } = target;
+  return new Promise((resolve, reject) => {
+    const responded = (status: number) => {
+      seen.status = status;
+      seen.respondedAt = performance.now();
+    };
+    ws.on('upgrade', (res: IncomingMessage) => responded(res.statusCode ?? 101));
+    ws.on('unexpected-response', (_req: ClientRequest, res: IncomingMessage) => {
+      responded(res.statusCode ?? 0);
+      res.resume();
+      resolve({ class: 'status', message: `Upgrade refused with status ${seen.status}` });
+    });
+    ws.on('open', () => {
+      seen.opened = true;
+      const sent = () => (expect === null ? resolve(null) : undefined);
+      if (send === null) return sent();
+      ws.send(send, (err) => (err ? reject(err) : sent()));
+    });
+    ws.on('message', (data: RawData) => {
+      seen.lastMessage = messageText(data, ctx.maxBodyBytes);
+      if (expect !== null && seen.lastMessage.includes(expect)) resolve(null);
+    });
+    ws.on('close', () =>
+      resolve(
+        expect !== null && seen.opened ? expectedNotReceived(expect) : { class: 'other', message: 'Connection closed by the server' },
+      ),
+    );
+    ws.on('error', reject);
+    cell.onAbort = () => {
+      const waitingForExpect = seen.opened && expect !== null && cell.reason === TIMED_OUT;
+      if (waitingForExpect) resolve(expectedNotReceived(expect));
+      else reject(cell.reason);
+    };
+    if (cell.reason !== null) cell.onAbort();
+  });
+}
+
+/** Upgrades to a WebSocket (ws:// or wss://), then sends and waits as the target says (see exchange). */
+export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
+  const startedAt = performance.now();
+  const cell: RunCell = { reason: null, onAbort: null };
+  const timer = setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
+  const unwatch = signal === undefined ? null : watch(signal, cell);
+  if (signal?.aborted) abortCell(cell, CANCELLED);
+  const connection = new Connection();
+  const seen: Seen = { status: null, readyAt: NaN, respondedAt: NaN, opened: false, lastMessage: undefined };
+  let ws: WebSocket | null = null;
+
+  const outcome = (error: CheckError | null): ProbeOutcome => {
+    const timings = connection.timings(Number.isNaN(seen.respondedAt) ? 0 : seen.respondedAt - seen.readyAt, startedAt);
+    const certificate = connection.certificate;
+    return {
+      ok: error === null,
+      status_code: seen.status,
+      timings,
+      error,
+      observed: {
+        response_time: timings.total,
+        ...(seen.status !== null ? { status_code: seen.status } : {}),
+        ...(seen.lastMessage !== undefined ? { body: seen.lastMessage } : {}),
+        ...(certificate !== null ? { certificate_days: certificate.days_left } : {}),
+      },
+      ...(certificate !== null ? { details: { certificate } } : {}),
+    };
+  };
+
+  try {
+    const endpoint = endpointOf(target.url);
+    // http.request takes a createConnection that calls back once connected (the form @types/ws
+    // does not describe): the upgrade request goes out only on a socket that passed the address
+    // policy and the certificate verification.
+    const createConnection = (_options: unknown, connected: (err: Error | null, socket?: Socket) => void): undefined => {
+      connection.open(endpoint, ctx).then((socket) => {
+        seen.readyAt = performance.now();
+        connected(null, socket);
+      }, connected);
+      return undefined;
+    };
+    const headers: Record<string, string> = { 'user-agent': ctx.userAgent };
+    for (const { name, value } of target.headers) headers[name] = value;
+    ws = new WebSocket(target.url, {
+      headers,
+      perMessageDeflate: false,
+      followRedirects: false,
+      createConnection: createConnection as unknown as ClientOptions['createConnection'],
+    });
+    return outcome(await exchange(ws, target, ctx, cell, seen));
+  } catch (err) {
+    return outcome(connectionFailure(err, cell.reason, target.timeout_ms));
+  } finally {
+    clearTimeout(timer);
+    unwatch?.();
+    if (ws?.readyState === WebSocket.OPEN) ws.close(1000);
+    ws?.terminate();
+    connection.close();
+  }
+}
