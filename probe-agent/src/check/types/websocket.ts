@@ -136,6 +136,8 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
       headers,
       perMessageDeflate: false,
       followRedirects: false,
+      // A server must not make the agent hold a huge message: beyond this ws closes with 1009 and the check fails.
+      maxPayload: ctx.maxBodyBytes * 4,
       createConnection: createConnection as unknown as ClientOptions['createConnection'],
     });
     return outcome(await exchange(ws, target, ctx, cell, seen));
