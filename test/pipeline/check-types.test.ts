@@ -127,6 +127,33 @@ describe('check types and assertions, API to agent to stored result', () => {
     const r = await firstResult(m.id);
     assert.equal(r.ok, true);
     assert.equal(r.degraded, true);
+    // Up, but degraded: status 4, a degraded period (not an outage), and its event.
+    const shown = await eventually(async () => {
+      const body = (await api('GET', `/monitors/${m.id}`)).body.data as { status: number; degraded_regions: string[]; uptime: number };
+      return body.status === 4 && body;
+    }, 'the monitor degraded');
+    assert.deepEqual(shown.degraded_regions, ['local']);
+    assert.equal(shown.uptime, 100, 'degraded time is not downtime');
+    const periods = (await api('GET', `/monitors/${m.id}/incidents`)).body.data as Array<{
+      scope: string;
+      cause: string;
+      ended_at: string | null;
+    }>;
+    assert.deepEqual(
+      periods.map((p) => [p.scope, p.cause, p.ended_at]),
+      [['degraded', 'Expected response_time less than 0, got ' + JSON.stringify(r.assertions![0]!.observed), null]],
+    );
+    // Fixed: the edit is checked at once, the period closes and the monitor is up.
+    await api('PUT', `/monitors/${m.id}`, {
+      assertions: [{ source: 'response_time', operator: 'less_than', target: 60_000, severity: 'degraded' }],
+    });
+    await eventually(async () => (await api('GET', `/monitors/${m.id}`)).body.data.status === 1, 'the monitor up again', 15_000, 50);
+    const kinds = await cp.db.sql<{ kind: string }[]>`
+      select kind from outbox_events where payload->'subject'->>'id' = ${m.id} and kind like 'monitor.%' order by created_at, kind`;
+    assert.deepEqual(
+      kinds.map((k) => k.kind),
+      ['monitor.degraded', 'monitor.restored'],
+    );
   });
 
   it('a tcp monitor sends and expects through its sealed settings', async () => {

@@ -48,15 +48,16 @@ export async function listResults(sql: Sql, monitorId: string, region: string | 
 }
 
 /**
- * A monitor's incidents, newest first: its outages (global, what its uptime counts) and its
- * regional incidents (failing in some regions, fewer than the quorum), told apart by `scope`.
+ * A monitor's incidents, newest first: its outages (global, what its uptime counts), its
+ * regional incidents (failing in some regions, fewer than the quorum) and its degraded periods
+ * (up, but degraded), told apart by `scope`.
  */
 export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery, now: Date) {
   const ts = now.toISOString();
   const rows = await sql<
     {
       id: string;
-      scope: 'global' | 'regional';
+      scope: 'global' | 'regional' | 'degraded';
       started_at: string;
       ended_at: string | null;
       duration: number;
@@ -85,6 +86,9 @@ export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery
       union all
       select id, 'regional', started_at, ended_at, cause, regions, evidence, '[]'::json, null::json
       from regional_incidents where monitor_id = ${monitorId}
+      union all
+      select id, 'degraded', started_at, ended_at, cause, regions, '[]'::jsonb, '[]'::json, null::json
+      from degraded_periods where monitor_id = ${monitorId}
     ) i
     order by started_at desc, id
     limit ${page.per_page} offset ${offsetOf(page)}`;
@@ -93,7 +97,8 @@ export async function listIncidents(sql: Sql, monitorId: string, page: PageQuery
     (
       await sql<{ n: number }[]>`
         select (select count(*) from incidents where monitor_id = ${monitorId})
-          + (select count(*) from regional_incidents where monitor_id = ${monitorId}) as n`
+          + (select count(*) from regional_incidents where monitor_id = ${monitorId})
+          + (select count(*) from degraded_periods where monitor_id = ${monitorId}) as n`
     )[0]!.n;
   const items: z.infer<typeof IncidentView>[] = rows.map((r) => ({
     id: r.id,

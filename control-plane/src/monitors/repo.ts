@@ -25,6 +25,7 @@ export interface MonitorRecord {
   flap_threshold: number | null;
   flap_window_seconds: number;
   alert_regional: boolean;
+  alert_degraded: boolean;
   follow_redirects: boolean;
   tags: string[];
   type: MonitorType;
@@ -37,6 +38,7 @@ export interface MonitorRecord {
   flapping_since: string | null;
   flap_last_change_at: string | null;
   regional_regions: string[] | null;
+  degraded_regions: string[] | null;
   last_checked_at: string | null;
   created_at: string;
   updated_at: string;
@@ -51,6 +53,7 @@ interface ReadRow extends MonitorRecord {
   incidents_count: number;
   last_incident_duration: number;
   down_seconds: number;
+  degraded_seconds: number;
   window_seconds: number;
   total?: number;
 }
@@ -73,6 +76,7 @@ function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``
                 from incidents i where i.monitor_id = m.id order by i.started_at desc limit 1), 0) as last_incident_duration,
       -- Time inside maintenance windows counts neither as down nor as time watched (ADR 0029).
       monitor_down_seconds(m.id, w.since, ${ts}::timestamptz, mw.ranges) as down_seconds,
+      monitor_degraded_seconds(m.id, w.since, ${ts}::timestamptz, mw.ranges) as degraded_seconds,
       (extract(epoch from (${ts}::timestamptz - w.since)) - multirange_seconds(mw.ranges))::float8 as window_seconds,
       greatest(m.last_checked_at, (select max(r.checked_at) from monitor_regions r where r.monitor_id = m.id)) as last_checked_at
       ${extra}
@@ -92,7 +96,11 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     url: withoutUrlCredentials(r.url),
     project_id: r.project_id,
     valid_http_codes: r.valid_http_codes,
-    status: r.active ? r.status : monitorStatuses.paused,
+    status: !r.active
+      ? monitorStatuses.paused
+      : r.status === monitorStatuses.up && r.degraded_regions !== null
+        ? monitorStatuses.degraded
+        : r.status,
     basic_auth_username: r.basic_auth_username,
     method: r.method,
     active: r.active,
@@ -107,7 +115,9 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     flapping_since: r.flapping_since ? formatTimestamp(r.flapping_since) : null,
     depends_on: r.depends_on,
     alert_regional: r.alert_regional,
+    alert_degraded: r.alert_degraded,
     failing_regions: r.regional_regions ?? [],
+    degraded_regions: r.degraded_regions ?? [],
     snoozed_until:
       r.snoozed_until !== null && Date.parse(formatTimestamp(r.snoozed_until)) > now.getTime() ? formatTimestamp(r.snoozed_until) : null,
     integration_ids: r.integration_ids,
@@ -119,6 +129,7 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     created_at: formatTimestamp(r.created_at),
     updated_at: formatTimestamp(r.updated_at),
     uptime: uptimePercent(r.down_seconds, r.window_seconds),
+    degraded_percent: Math.round((100 - uptimePercent(r.degraded_seconds, r.window_seconds)) * 1000) / 1000,
     last_checked: relativeTime(r.last_checked_at ? new Date(formatTimestamp(r.last_checked_at)) : null, now),
     incidents_count: r.incidents_count,
     last_incident_duration: r.last_incident_duration,
@@ -157,7 +168,7 @@ export async function listMonitors(sql: Sql, projectIds: readonly string[], page
 /** What the dashboard's list of a project's monitors is narrowed to and ordered by. */
 export interface MonitorSearch {
   /** A status name: what the monitor shows (paused when not active). */
-  status?: 'pending' | 'up' | 'down' | 'paused';
+  status?: 'pending' | 'up' | 'down' | 'paused' | 'degraded';
   /** Part of the name, in any case. */
   name?: string;
   tag?: string;
@@ -167,7 +178,8 @@ export interface MonitorSearch {
 
 const statusFilters = {
   pending: (sql: Sql) => sql`and active and status = ${monitorStatuses.pending}`,
-  up: (sql: Sql) => sql`and active and status = ${monitorStatuses.up}`,
+  up: (sql: Sql) => sql`and active and status = ${monitorStatuses.up} and degraded_regions is null`,
+  degraded: (sql: Sql) => sql`and active and status = ${monitorStatuses.up} and degraded_regions is not null`,
   down: (sql: Sql) => sql`and active and status = ${monitorStatuses.down}`,
   paused: (sql: Sql) => sql`and not active`,
 };
@@ -178,10 +190,13 @@ export async function searchMonitors(sql: Sql, projectId: string, search: Monito
     ${search.tag ? sql`and tags @> ${arrayLiteral([search.tag])}::text[]` : sql``}
     ${search.name ? sql`and strpos(lower(name), lower(${search.name})) > 0` : sql``}
     ${search.status ? statusFilters[search.status](sql) : sql``}`;
-  // Down first: what needs a look leads the list.
+  // Down first, then degraded: what needs a look leads the list.
   const rank = (m: string) =>
-    sql`array_position(array[${monitorStatuses.down}, ${monitorStatuses.pending}, ${monitorStatuses.up}, ${monitorStatuses.paused}]::int[],
-      case when not ${sql(m)}.active then ${monitorStatuses.paused} else ${sql(m)}.status::int end)`;
+    sql`array_position(array[${monitorStatuses.down}, ${monitorStatuses.degraded}, ${monitorStatuses.pending}, ${monitorStatuses.up},
+        ${monitorStatuses.paused}]::int[],
+      case when not ${sql(m)}.active then ${monitorStatuses.paused}
+        when ${sql(m)}.status = ${monitorStatuses.up} and ${sql(m)}.degraded_regions is not null then ${monitorStatuses.degraded}
+        else ${sql(m)}.status::int end)`;
   const orders = {
     status: (m: string) => sql`${rank(m)}, lower(${sql(m)}.name), ${sql(m)}.created_at, ${sql(m)}.id`,
     name: (m: string) => sql`lower(${sql(m)}.name), ${sql(m)}.created_at, ${sql(m)}.id`,
@@ -222,18 +237,26 @@ export async function findRecord(sql: Sql, id: string, projectIds: readonly stri
 
 export type MonitorWrite = Omit<
   MonitorRecord,
-  'id' | 'status' | 'last_checked_at' | 'created_at' | 'updated_at' | 'flapping_since' | 'flap_last_change_at' | 'regional_regions'
+  | 'id'
+  | 'status'
+  | 'last_checked_at'
+  | 'created_at'
+  | 'updated_at'
+  | 'flapping_since'
+  | 'flap_last_change_at'
+  | 'regional_regions'
+  | 'degraded_regions'
 >;
 
 export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
       active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, flap_threshold, flap_window_seconds,
-      alert_regional, follow_redirects, tags, type, settings_sealed, settings, assertions)
+      alert_regional, alert_degraded, follow_redirects, tags, type, settings_sealed, settings, assertions)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
       ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.flap_threshold},
-      ${m.flap_window_seconds}, ${m.alert_regional}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[], ${m.type},
+      ${m.flap_window_seconds}, ${m.alert_regional}, ${m.alert_degraded}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[], ${m.type},
       ${m.settings_sealed}, ${db.json(m.settings as never)}, ${db.json(m.assertions as never)})
     returning id`;
   return row!.id;
@@ -247,7 +270,7 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       interval_seconds = ${m.interval_seconds}, timeout_seconds = ${m.timeout_seconds},
       regions = ${m.regions ? db.array(m.regions) : null}::text[], quorum = ${m.quorum}, confirm_down = ${m.confirm_down},
       confirm_up = ${m.confirm_up}, flap_threshold = ${m.flap_threshold}, flap_window_seconds = ${m.flap_window_seconds},
-      alert_regional = ${m.alert_regional},
+      alert_regional = ${m.alert_regional}, alert_degraded = ${m.alert_degraded},
       follow_redirects = ${m.follow_redirects},
       tags = ${arrayLiteral(m.tags)}::text[], type = ${m.type}, settings_sealed = ${m.settings_sealed},
       settings = ${db.json(m.settings as never)}, assertions = ${db.json(m.assertions as never)}, updated_at = now()

@@ -88,6 +88,11 @@ const writable = {
     .describe(
       'Extension: also send regional incidents (failing in some regions, fewer than the quorum: the monitor stays up) to the integrations, as monitor.regional_down and monitor.regional_up. Default false: they are recorded and shown, not sent.',
     ),
+  alert_degraded: z
+    .boolean()
+    .describe(
+      'Extension: also send degraded periods (up, but `degraded` assertions fail in a quorum of regions: status 4) to the integrations, as monitor.degraded and monitor.restored. Default false: they are recorded and shown, not sent.',
+    ),
   integration_ids: z.array(z.uuid()).max(100).describe("Extension: integrations of the same project that receive this monitor's alerts."),
   follow_redirects: z.boolean().describe('Extension: follow up to 5 redirects.'),
   tags,
@@ -147,6 +152,7 @@ export const MonitorCreateBody = z
     flap_window_seconds: writable.flap_window_seconds.default(600),
     depends_on: writable.depends_on.optional(),
     alert_regional: writable.alert_regional.default(false),
+    alert_degraded: writable.alert_degraded.default(false),
     integration_ids: writable.integration_ids.optional(),
     follow_redirects: writable.follow_redirects.default(true),
     tags: writable.tags.optional(),
@@ -167,7 +173,7 @@ export const MonitorUpdateBody = z
   .superRefine(quorumWithinRegions);
 export type MonitorUpdateBody = z.infer<typeof MonitorUpdateBody>;
 
-export const monitorStatuses = { pending: 0, up: 1, down: 2, paused: 3 } as const;
+export const monitorStatuses = { pending: 0, up: 1, down: 2, paused: 3, degraded: 4 } as const;
 
 export const Monitor = z
   .object({
@@ -176,7 +182,12 @@ export const Monitor = z
     url: z.string().describe('Never holds credentials: those sent in it are kept as basic auth.'),
     project_id: z.uuid(),
     valid_http_codes: z.array(z.number().int()),
-    status: z.number().int().describe('0 pending (no result yet), 1 up, 2 down, 3 paused (active is false).'),
+    status: z
+      .number()
+      .int()
+      .describe(
+        '0 pending (no result yet), 1 up, 2 down, 3 paused (active is false). Extension: 4 degraded (up, but `degraded` assertions fail in a quorum of its regions; docs/checks.md).',
+      ),
     basic_auth_username: z.string().nullable(),
     method: HttpMethod,
     active: z.boolean(),
@@ -191,6 +202,10 @@ export const Monitor = z
     flapping_since: z.string().nullable().describe('Extension: when it started flapping; null when it is not.'),
     depends_on: z.array(SubjectRefSchema).describe('Extension: the monitors and heartbeats it depends on (none: an empty list).'),
     alert_regional: z.boolean().describe('Extension: regional incidents are sent too.'),
+    alert_degraded: z.boolean().describe('Extension: degraded periods are sent too.'),
+    degraded_regions: z
+      .array(z.string())
+      .describe('Extension: the regions of its open degraded period (status 4); empty when it is not degraded.'),
     failing_regions: z
       .array(z.string())
       .describe('Extension: the regions of its open regional incident (failing there, fewer than the quorum); empty when none.'),
@@ -209,6 +224,9 @@ export const Monitor = z
     created_at: z.string(),
     updated_at: z.string(),
     uptime: z.number().describe('Percent of time not in an incident over the trailing 30 days (or since creation), 3 decimals.'),
+    degraded_percent: z
+      .number()
+      .describe('Extension: percent of the same window spent degraded (counted apart: degraded time is not downtime), 3 decimals.'),
     last_checked: z.string().describe('"12 seconds ago"; "never" before the first check.'),
     incidents_count: z.number().int(),
     last_incident_duration: z.number().int().describe('Seconds; 0 when there has been none.'),
@@ -250,9 +268,9 @@ export const IncidentView = z
   .object({
     id: z.uuid(),
     scope: z
-      .enum(['global', 'regional'])
+      .enum(['global', 'regional', 'degraded'])
       .describe(
-        'Extension: global, the monitor was down (counts against uptime); regional, it failed in some regions, fewer than its quorum, and stayed up (not counted; sent only when the monitor has alert_regional).',
+        'Extension: global, the monitor was down (counts against uptime); regional, it failed in some regions, fewer than its quorum, and stayed up (not counted; sent only when the monitor has alert_regional); degraded, it was up but degraded (not counted; sent only with alert_degraded).',
       ),
     started_at: z.string(),
     ended_at: z.string().nullable(),

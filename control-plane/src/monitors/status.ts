@@ -31,6 +31,12 @@ export interface RegionVote {
   abstain?: boolean;
   /** Since when the region has failed without a pass (regional incidents); null or absent while it passes. */
   failingSince?: Date | null;
+  /** The region's check passed but a `degraded` assertion failed (degraded.ts). */
+  degraded?: boolean;
+  /** Since when the region has been degraded without a break; null or absent while it is not. */
+  degradedSince?: Date | null;
+  /** The failing degraded assertion's message. */
+  degradedReason?: string | null;
 }
 
 export interface VerdictPolicy {

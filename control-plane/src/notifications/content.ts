@@ -70,6 +70,12 @@ export function messageFor(e: Pick<DomainEvent, 'kind' | 'subject' | 'data'>): s
     }
     case 'monitor.regional_up':
       return `Monitor "${name}" passes in every region again${after}.`;
+    case 'monitor.degraded': {
+      const regions = list(e.data.regions);
+      return `Monitor "${name}" is degraded (up, but ${causeOf(e.data) ?? 'a degraded condition fails'})${regions.length > 0 ? ` in ${regions.join(', ')}` : ''}.`;
+    }
+    case 'monitor.restored':
+      return `Monitor "${name}" performs normally again${after}.`;
     case 'monitor.flapping':
       return `Monitor "${name}" is flapping: ${num(e.data.changes) ?? 'many'} changes within ${formatDuration(num(e.data.window_seconds) ?? 0)}; it is ${e.data.status === 'down' ? 'down' : 'up'} now. Its changes are not sent one by one until it settles.`;
     case 'monitor.settled':
@@ -171,11 +177,15 @@ export function render(n: Notification): Rendered {
   const tone: Tone =
     n.event.endsWith('.down') ||
     n.event === 'monitor.regional_down' ||
+    n.event === 'monitor.degraded' ||
     n.event === 'alert.renotified' ||
     n.event === 'alert.escalated' ||
     n.event === 'integration.failing'
       ? 'down'
-      : n.event.endsWith('.up') || n.event === 'monitor.regional_up' || n.event === 'integration.recovered'
+      : n.event.endsWith('.up') ||
+          n.event === 'monitor.regional_up' ||
+          n.event === 'monitor.restored' ||
+          n.event === 'integration.recovered'
         ? 'up'
         : n.event === 'monitor.settled' || n.event === 'alerts.grouped'
           ? d.status === 'down'
@@ -200,6 +210,14 @@ export function render(n: Notification): Rendered {
     if (tone === 'down') add('Cause', causeOf(d));
     if (tone === 'down') add('Evidence', evidenceSummary(d));
     if (tone === 'down') add('Failing since', str(d.started_at));
+    const duration = num(d.duration_seconds);
+    if (duration !== undefined) add('For', formatDuration(duration));
+  } else if (n.event === 'monitor.degraded' || n.event === 'monitor.restored') {
+    title = tone === 'down' ? `Monitor ${name} is degraded` : `Monitor ${name} performs normally again`;
+    add('URL', str(d.url));
+    add('Regions', list(d.regions).join(', '));
+    if (tone === 'down') add('Cause', causeOf(d));
+    if (tone === 'down') add('Degraded since', str(d.started_at));
     const duration = num(d.duration_seconds);
     if (duration !== undefined) add('For', formatDuration(duration));
   } else if (n.event === 'alert.renotified' || n.event === 'alert.escalated') {

@@ -1,4 +1,4 @@
-import { DomainEvent, regionalKinds } from '../../../shared/src/contracts/events.ts';
+import { degradedKinds, DomainEvent, regionalKinds } from '../../../shared/src/contracts/events.ts';
 import { nameUuid } from '../../../shared/src/name-uuid.ts';
 import { childTiming, heartbeatUpAt, incidentEnd, parentIncidents, parentRows } from '../dependencies/repo.ts';
 import { decideDependent, recoveryGraceMs, settleMs, type DependentDecision } from '../dependencies/rules.ts';
@@ -66,8 +66,8 @@ export async function routeAlerts(tx: Db, events: readonly DomainEvent[], now: D
   };
   for (const e of events) {
     const at = Date.parse(e.occurred_at);
-    if (regionalKinds.has(e.kind)) {
-      // A regional incident of a monitor that asks for them: sent unless a maintenance window covers it.
+    if (regionalKinds.has(e.kind) || degradedKinds.has(e.kind)) {
+      // A regional incident or degraded period of a monitor that asks for them: sent unless a maintenance window covers it.
       const inWindow = decideAlert({
         direction: 'down',
         occurredAt: at,

@@ -4,7 +4,7 @@ import { html, type Child, type Html } from './html.ts';
 
 export const csrfInput = (token: string) => html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
 
-const monitorStatusNames: Record<number, string> = { 0: 'pending', 1: 'up', 2: 'down', 3: 'paused' };
+const monitorStatusNames: Record<number, string> = { 0: 'pending', 1: 'up', 2: 'down', 3: 'paused', 4: 'degraded' };
 
 export function monitorStatusName(status: number): string {
   return monitorStatusNames[status] ?? 'pending';

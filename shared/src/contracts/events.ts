@@ -8,6 +8,8 @@ export const eventKinds = [
   'monitor.settled',
   'monitor.regional_down',
   'monitor.regional_up',
+  'monitor.degraded',
+  'monitor.restored',
   'heartbeat.down',
   'heartbeat.up',
   'heartbeat.late',
@@ -34,6 +36,9 @@ export type EventKind = z.infer<typeof EventKind>;
 
 /** A monitor's regional incident opening or closing: an alert only for monitors that ask (`alert_regional`). */
 export const regionalKinds: ReadonlySet<string> = new Set<EventKind>(['monitor.regional_down', 'monitor.regional_up']);
+
+/** A monitor's degraded period opening or closing: an alert only for monitors that ask (`alert_degraded`). */
+export const degradedKinds: ReadonlySet<string> = new Set<EventKind>(['monitor.degraded', 'monitor.restored']);
 
 /**
  * A domain event, published on `<ns>.events.<project_id>.<kind>` with `Nats-Msg-Id` = `id`.

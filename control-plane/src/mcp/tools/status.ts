@@ -11,7 +11,7 @@ import * as monitors from '../../monitors/service.ts';
 import { overwrites, readOnly, type ToolContext } from '../context.ts';
 import { run } from '../result.ts';
 
-const statusNames: Record<number, string> = { 0: 'pending', 1: 'up', 2: 'down', 3: 'paused' };
+const statusNames: Record<number, string> = { 0: 'pending', 1: 'up', 2: 'down', 3: 'paused', 4: 'degraded' };
 
 async function all<T>(load: (page: number) => Promise<{ items: T[]; total: number }>): Promise<T[]> {
   const items: T[] = [];

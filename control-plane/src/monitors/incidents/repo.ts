@@ -1,6 +1,15 @@
 import type { Db } from '../../platform/db/sql.ts';
+import type { DegradedChange } from './degraded.ts';
 import type { RegionalChange } from './regional.ts';
-import type { AppliedChange, AppliedRegional, CloseIncident, IncidentChange, OpenIncident, RegionEvidence } from './rules.ts';
+import type {
+  AppliedChange,
+  AppliedDegraded,
+  AppliedRegional,
+  CloseIncident,
+  IncidentChange,
+  OpenIncident,
+  RegionEvidence,
+} from './rules.ts';
 
 /**
  * Applies one change of incidents/rules.ts to a monitor's incidents, in the caller's transaction.
@@ -65,4 +74,34 @@ export async function applyRegionalChange(
   return row
     ? { type: 'close', incident_id: row.id, ended_at: change.ended_at, regions: row.regions, duration_seconds: row.duration }
     : null;
+}
+
+/**
+ * Applies a degraded-period change (incidents/degraded.ts) and mirrors the open period's regions on
+ * the monitor, in the caller's transaction. Null when there was nothing to do (one already open,
+ * none left to close); a widening is applied and returned, but records no event.
+ */
+export async function applyDegradedChange(tx: Db, monitorId: string, change: DegradedChange): Promise<AppliedDegraded | null> {
+  if (change.type === 'open') {
+    const [row] = await tx<{ id: string }[]>`
+      insert into degraded_periods (monitor_id, started_at, cause, regions)
+      values (${monitorId}, ${change.started_at}, ${change.cause}, ${tx.array(change.regions)}::text[])
+      on conflict (monitor_id) where ended_at is null do nothing
+      returning id`;
+    await tx`update monitors set degraded_regions = ${tx.array(change.regions)}::text[] where id = ${monitorId}`;
+    return row ? { ...change, period_id: row.id } : null;
+  }
+  if (change.type === 'widen') {
+    const [row] = await tx<{ id: string }[]>`
+      update degraded_periods set regions = ${tx.array(change.regions)}::text[]
+      where monitor_id = ${monitorId} and ended_at is null returning id`;
+    await tx`update monitors set degraded_regions = ${tx.array(change.regions)}::text[] where id = ${monitorId}`;
+    return row ? { ...change, period_id: row.id } : null;
+  }
+  await tx`update monitors set degraded_regions = null where id = ${monitorId}`;
+  const [row] = await tx<{ id: string; regions: string[]; duration: number }[]>`
+    update degraded_periods set ended_at = greatest(started_at, ${change.ended_at}::timestamptz)
+    where monitor_id = ${monitorId} and ended_at is null
+    returning id, regions, floor(extract(epoch from (ended_at - started_at)))::int as duration`;
+  return row ? { type: 'close', period_id: row.id, ended_at: change.ended_at, regions: row.regions, duration_seconds: row.duration } : null;
 }

@@ -174,3 +174,38 @@ export function regionalEvent(monitor: EventMonitor, applied: Exclude<AppliedReg
     },
   };
 }
+
+/** A degraded-period change as the repo applied it. */
+export type AppliedDegraded =
+  | { type: 'open'; period_id: string; started_at: string; regions: string[]; cause: string }
+  | { type: 'widen'; period_id: string; regions: string[] }
+  | { type: 'close'; period_id: string; ended_at: string; regions: string[]; duration_seconds: number };
+
+/** The event of a degraded period opening (monitor.degraded) or closing (monitor.restored); a widening has none. */
+export function degradedEvent(monitor: EventMonitor, applied: Exclude<AppliedDegraded, { type: 'widen' }>): Omit<DomainEvent, 'id'> {
+  const url = withoutUrlCredentials(monitor.url);
+  const subject = { type: 'monitor' as const, id: monitor.id, name: monitor.name };
+  if (applied.type === 'close') {
+    return {
+      kind: 'monitor.restored',
+      occurred_at: applied.ended_at,
+      project_id: monitor.project_id,
+      subject,
+      data: { url, scope: 'degraded', regions: applied.regions, period_id: applied.period_id, duration_seconds: applied.duration_seconds },
+    };
+  }
+  return {
+    kind: 'monitor.degraded',
+    occurred_at: applied.started_at,
+    project_id: monitor.project_id,
+    subject,
+    data: {
+      url,
+      scope: 'degraded',
+      regions: applied.regions,
+      cause: applied.cause,
+      period_id: applied.period_id,
+      started_at: applied.started_at,
+    },
+  };
+}

@@ -20,6 +20,10 @@ const PagerDutyConfig = z.strictObject({
 export function dedupKey(n: Notification): string {
   const incident = typeof n.data.incident_id === 'string' ? `:${n.data.incident_id}` : '';
   if (n.event === 'monitor.regional_down' || n.event === 'monitor.regional_up') return `uptime:monitor:${n.subject.id}:regional${incident}`;
+  if (n.event === 'monitor.degraded' || n.event === 'monitor.restored') {
+    const period = typeof n.data.period_id === 'string' ? `:${n.data.period_id}` : '';
+    return `uptime:monitor:${n.subject.id}:degraded${period}`;
+  }
   if (n.event === 'monitor.flapping' || n.event === 'monitor.settled') return `uptime:monitor:${n.subject.id}:flapping`;
   if (n.subject.type === 'monitor') return `uptime:monitor:${n.subject.id}${incident}`;
   if (n.subject.type === 'heartbeat') return `uptime:heartbeat:${n.subject.id}`;
@@ -47,7 +51,7 @@ export function pagerDutyEvent(n: Notification, routingKey: string, severity: st
     payload: {
       summary: m.text().slice(0, 1024),
       source: typeof n.data.url === 'string' ? n.data.url : n.subject.name,
-      severity: n.event === 'integration.test' ? 'info' : severity,
+      severity: n.event === 'integration.test' ? 'info' : n.event === 'monitor.degraded' ? 'warning' : severity,
       timestamp: n.occurred_at,
       component: n.subject.name,
       group: n.project.name,

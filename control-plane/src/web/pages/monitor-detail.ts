@@ -68,9 +68,10 @@ function incidentsTable(items: Incidents, now: Date): Html {
             ${
               i.ended_at
                 ? formatDuration(i.duration)
-                : html`<span class="pill ${i.scope === 'regional' ? 'late' : 'down'}">Ongoing · ${formatDuration(i.duration)}</span>`
+                : html`<span class="pill ${i.scope === 'global' ? 'down' : 'late'}">Ongoing · ${formatDuration(i.duration)}</span>`
             }
             ${i.scope === 'regional' ? html`<div><span class="tag" data-testid="regional" title="Failing in some regions, fewer than the quorum: the monitor stayed up">Regional</span></div>` : ''}
+            ${i.scope === 'degraded' ? html`<div><span class="tag" data-testid="degraded" title="Up, but degraded assertions failed (slow, for example): not counted as downtime">Degraded</span></div>` : ''}
           </td>
           <td>
             ${i.cause || html`<span class="faint">–</span>`}

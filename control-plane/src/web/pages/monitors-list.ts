@@ -22,6 +22,7 @@ const pageNumber = queryInt({ min: 1, default: 1 });
 const statusChoices = [
   ['', 'Any status'],
   ['down', 'Down'],
+  ['degraded', 'Degraded'],
   ['up', 'Up'],
   ['pending', 'Pending'],
   ['paused', 'Paused'],
@@ -67,6 +68,7 @@ function counts(items: readonly Monitor[]) {
   return {
     up: by(monitorStatuses.up),
     down: by(monitorStatuses.down),
+    degraded: by(monitorStatuses.degraded),
     paused: by(monitorStatuses.paused),
     pending: by(monitorStatuses.pending),
   };
@@ -133,7 +135,8 @@ function live(l: Listed, s: Search, page: number): Html {
     </div>`;
   return html`${regionNotices(l.regions, l.now)}
     <div class="stats">
-      ${stat('Up', c.up, 'up')} ${stat('Down', c.down, c.down ? 'down' : '')} ${stat('Paused', c.paused)} ${stat('Pending', c.pending)}
+      ${stat('Up', c.up, 'up')} ${stat('Down', c.down, c.down ? 'down' : '')} ${c.degraded ? stat('Degraded', c.degraded, 'late') : ''}
+      ${stat('Paused', c.paused)} ${stat('Pending', c.pending)}
     </div>
     <div class="card">
       ${dataTable(

@@ -27,7 +27,9 @@ const DAYS = 90;
 function overall(ms: readonly Monitor[], hs: readonly Heartbeat[]): Html {
   const down = ms.some((m) => m.status === monitorStatuses.down) || hs.some((h) => h.status === 'down');
   const late = hs.some((h) => h.status === 'late');
+  const degraded = ms.some((m) => m.status === monitorStatuses.degraded);
   if (down) return html`<div class="overall down" data-testid="overall">Some systems are down</div>`;
+  if (degraded) return html`<div class="overall late" data-testid="overall">Degraded performance</div>`;
   if (late) return html`<div class="overall late" data-testid="overall">Some systems are degraded</div>`;
   return html`<div class="overall up" data-testid="overall">All systems operational</div>`;
 }
