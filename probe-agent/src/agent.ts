@@ -12,7 +12,9 @@ import { userAgent } from '../../shared/src/version.ts';
 import { createOwnership } from './assignments/ownership.ts';
 import { createChecker } from './check/check.ts';
 import { createDnsCache } from './check/dns-cache.ts';
-import { createMonitorCheck } from './check/monitor-check.ts';
+import { createMonitorCheck, targetOf } from './check/monitor-check.ts';
+import { createProbeRunner } from './check/types/run.ts';
+import { answerCheckTests } from './runtime/check-tests.ts';
 import { startCanaries } from './peers/canaries.ts';
 import { createPresence } from './peers/presence.ts';
 import { startPingEdge } from './ping-edge.ts';
@@ -128,6 +130,20 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   });
   // Host names the other check types dial, cached like the HTTP checker's own.
   const probeDns = createDnsCache({ ttlMs: 60_000, maxEntries: 10_000 });
+  const checkKey = config.AGENT_KEY ? keyFromText(config.AGENT_KEY) : opts.checkKey;
+  const probe = createProbeRunner({
+    checker,
+    key: checkKey,
+    httpTarget: (a) => targetOf(a, checkKey),
+    ctx: {
+      policy: addressPolicy(config),
+      resolve: probeDns.resolve,
+      userAgent,
+      maxBodyBytes: 1024 * 1024,
+      ...source,
+      ...(opts.extraCaCerts?.length ? { extraCaCerts: opts.extraCaCerts } : {}),
+    },
+  });
   // The operator's own choice of addresses: not subject to BLOCK_PRIVATE_TARGETS.
   const canaryChecker = createChecker({ userAgent, blockPrivateTargets: false, ...source });
   const canaries = startCanaries({
@@ -146,20 +162,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     publisher,
     intervalMs,
     owned: (key) => ownership.owned(key),
-    check: createMonitorCheck({
-      checker,
-      agentId,
-      region,
-      key: config.AGENT_KEY ? keyFromText(config.AGENT_KEY) : opts.checkKey,
-      probeContext: {
-        policy: addressPolicy(config),
-        resolve: probeDns.resolve,
-        userAgent,
-        maxBodyBytes: 1024 * 1024,
-        ...source,
-        ...(opts.extraCaCerts?.length ? { extraCaCerts: opts.extraCaCerts } : {}),
-      },
-    }),
+    check: createMonitorCheck({ checker, agentId, region, key: checkKey, probe }),
   });
   const scheduler = createScheduler<NodeJS.Timeout>({
     now: Date.now,
@@ -201,6 +204,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     const graceMs = joinGraceMs * scale;
     parts.assignments = await joinRegion({ presence, ownership, slots, kv: assignmentsKv, names, region, log, graceMs });
     ops = parts.ops = await startOpsServer({ log, nc, metrics, port: opts.port, host });
+    parts.checkTests = answerCheckTests({ nc, names, region, agentId, probe, log });
     if (opts.pingPort !== undefined) {
       parts.edge = await startPingEdge({ config, nc, names, region, log, metrics, port: opts.pingPort, host });
     }

@@ -7,6 +7,7 @@
  *   <ns>.results.<region>.<monitor_id>        stream <ns>_RESULTS  one message per check
  *   <ns>.pings.<partition>.<heartbeat_id>     stream <ns>_PINGS    one message per ping
  *   <ns>.events.<project_id>.<kind>           stream <ns>_EVENTS   monitor.down, heartbeat.up, ...
+ *   <ns>.checks.test[.<region>]               request/reply        "test now": one check, its result as the reply
  *
  *   KV <ns>_assignments  key <region>.<monitor_id>   the monitor as an agent needs it
  *   KV <ns>_agents       key <region>.<agent_id>     agent presence (bucket TTL)
@@ -47,6 +48,11 @@ export function natsNames(namespace: string) {
       pings: `${ns}.pings.>`,
       pingPartition: (partition: number) => `${ns}.pings.${partition}.*`,
       ping: (partition: number, heartbeatId: string) => `${ns}.pings.${partition}.${assertToken('heartbeat id', heartbeatId)}`,
+      /**
+       * Core NATS request/reply (no stream): "test now" of a monitor's check, answered by one agent
+       * (a queue group) of the region named, or of any region without one.
+       */
+      checkTest: (region?: string) => (region === undefined ? `${ns}.checks.test` : `${ns}.checks.test.${assertToken('region', region)}`),
       events: `${ns}.events.>`,
       event: (projectId: string, kind: string) => {
         const [subject, verb] = kind.split('.');

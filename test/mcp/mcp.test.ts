@@ -79,6 +79,7 @@ describe('the MCP endpoint', () => {
       'list_maintenance_windows',
       'list_alerts',
       'preview_integration',
+      'test_monitor',
     ];
     const writes = [
       'create_monitor',

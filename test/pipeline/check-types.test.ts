@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, type RunningAgent } from '../../probe-agent/src/agent.ts';
-import { apiClient, type Call } from '../harness/api.ts';
+import { apiClient, assertInvalid, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { quietLog } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -176,6 +176,47 @@ describe('check types and assertions, API to agent to stored result', () => {
     const rb = await firstResult(bad.id);
     assert.equal(rb.ok, false);
     assert.match(rb.error?.message ?? '', /Expected "HELLO" not received/);
+  });
+
+  it('test now: a draft is checked once by an agent of the region, every assertion shown, nothing stored', async () => {
+    const before = target.requests.length;
+    const res = await api('POST', '/monitors/test', {
+      project_id: ada.project_id,
+      name: 'draft',
+      url: `${target.url}/draft`,
+      region: 'local',
+      assertions: [
+        { source: 'json', path: '$.count', operator: 'equals', target: 3 },
+        { source: 'json', path: '$.status', operator: 'equals', target: 'red' },
+      ],
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const t = res.body.data;
+    assert.equal(t.region, 'local');
+    assert.equal(t.ok, false);
+    assert.equal(t.error.class, 'assertion');
+    assert.deepEqual(
+      t.assertions.map((a: { passed: boolean; observed: unknown }) => [a.passed, a.observed]),
+      [
+        [true, 3],
+        [false, 'ok'],
+      ],
+    );
+    assert.equal(target.requests.length, before + 1, 'one check, no re-check');
+    const [row] = await cp.db.sql<{ n: number }[]>`select count(*)::int as n from monitors where name = 'draft'`;
+    assert.equal(row!.n, 0);
+  });
+
+  it('test now: a saved monitor is checked with its stored secrets; an unknown region is a 503', async () => {
+    const m = await create({ name: 'saved', url: `${target.url}/saved`, settings: { headers: [{ name: 'X-Api-Key', value: 'k-saved' }] } });
+    const res = await api('POST', `/monitors/${m.id}/test`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.data.ok, true);
+    assert.equal(target.requests.filter((q) => q.url === '/saved').at(-1)?.headers['x-api-key'], 'k-saved');
+    const nowhere = await api('POST', `/monitors/${m.id}/test?region=mars`);
+    assert.equal(nowhere.status, 503);
+    assert.equal(nowhere.body.message, 'No probe agent of region mars is connected.');
+    assertInvalid(await api('POST', '/monitors/test', { project_id: ada.project_id, name: 'x', url: 'tcp://nope', type: 'tcp' }), ['url']);
   });
 
   it('a multi-step check carries a value from one step to the next', async () => {

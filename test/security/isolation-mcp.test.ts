@@ -43,6 +43,7 @@ const toolCalls: Record<
   update_monitor: { args: (ids) => ({ id: ids.monitor, changes: { name: 'intruder' } }), refused: 404 },
   pause_monitor: { args: (ids) => ({ id: ids.monitor }), refused: 404 },
   resume_monitor: { args: (ids) => ({ id: ids.monitor }), refused: 404 },
+  test_monitor: { args: (ids) => ({ id: ids.monitor }), refused: 404 },
   list_heartbeats: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   get_heartbeat: { args: (ids) => ({ id: ids.heartbeat }), refused: 404 },
   create_heartbeat: { args: (ids) => ({ project_id: ids.project, name: 'intruder' }), refused: 403 },

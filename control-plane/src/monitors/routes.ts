@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { principalOf } from '../accounts/bearer.ts';
 import type { ApiContext, App } from '../platform/http/context.ts';
-import { authErrors, dataEnvelope, messageEnvelope, notFoundError, validationErrors } from '../platform/http/envelopes.ts';
+import { authErrors, dataEnvelope, MessageBody, messageEnvelope, notFoundError, validationErrors } from '../platform/http/envelopes.ts';
 import { listEnvelope, PageQuery, pageMeta } from '../platform/http/pagination.ts';
 import { IdParams } from '../platform/http/params.ts';
 import { monitorIncidents, monitorResults } from './history.ts';
 import { CheckResultView, IncidentView, Monitor, MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from './schemas.ts';
+import { CheckTestView, MonitorTestBody, MonitorTestQuery, testDraft, testSaved } from './check-test.ts';
 import * as service from './service.ts';
 
 export function monitorRoutes(app: App, ctx: ApiContext): void {
@@ -109,6 +110,47 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
       const { items, total } = await monitorResults(ctx, principalOf(req), req.params.id, req.query.region, req.query);
       return { data: items, meta: pageMeta(req.query, total) };
     },
+  );
+
+  const testErrors = {
+    429: MessageBody.describe('Too many tests; Retry-After says in how many seconds to try again.'),
+    503: MessageBody.describe('No probe agent of the region is connected, or none answered in time.'),
+  } as const;
+
+  app.post(
+    '/monitors/test',
+    {
+      schema: {
+        tags,
+        summary: "Test a monitor before saving it: one check by an agent, with every assertion's outcome (extension)",
+        description:
+          'Takes the body of a create (and a `region`), runs the check once from that region (any region with an agent when left out), without the re-check of a failure, and answers with what it saw. Nothing is stored, published or alerted.',
+        body: MonitorTestBody,
+        response: { 200: dataEnvelope(CheckTestView), ...authErrors, ...validationErrors, ...testErrors },
+      },
+    },
+    async (req) => ({ data: await testDraft(ctx, principalOf(req), req.body) }),
+  );
+
+  app.post(
+    '/monitors/:id/test',
+    {
+      schema: {
+        tags,
+        summary: "Test a saved monitor now: one check by an agent, with every assertion's outcome (extension)",
+        params: IdParams,
+        querystring: MonitorTestQuery,
+        response: {
+          200: dataEnvelope(CheckTestView),
+          ...authErrors,
+          ...notFoundError,
+          409: MessageBody,
+          422: validationErrors[422],
+          ...testErrors,
+        },
+      },
+    },
+    async (req) => ({ data: await testSaved(ctx, principalOf(req), req.params.id, req.query.region) }),
   );
 
   app.get(

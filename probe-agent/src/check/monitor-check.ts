@@ -4,7 +4,7 @@ import { systemResolve } from '../../../shared/src/net/lookup.ts';
 import { pause } from '../timing.ts';
 import type { CheckOutcome, CheckTarget, Checker } from './check.ts';
 import type { ProbeContext, ProbeResult } from './types/probe.ts';
-import { createProbeRunner } from './types/run.ts';
+import { createProbeRunner, type ProbeRunner } from './types/run.ts';
 
 export type MonitorCheckOptions = {
   checker: Pick<Checker, 'run'>;
@@ -14,6 +14,8 @@ export type MonitorCheckOptions = {
   key: Buffer | undefined;
   /** What checks of the other types need (the address policy above all); HTTP checks use `checker`. */
   probeContext?: ProbeContext;
+  /** The agent's probe runner (shared with "test now"); made from the options above when left out. */
+  probe?: ProbeRunner;
   now?: () => number;
 };
 
@@ -71,12 +73,14 @@ export function targetOf(a: Assignment, key: Buffer | undefined): { target: Chec
 export function createMonitorCheck(opts: MonitorCheckOptions): MonitorCheck {
   const now = opts.now ?? Date.now;
 
-  const probe = createProbeRunner({
-    checker: opts.checker,
-    ctx: opts.probeContext ?? defaultProbeContext,
-    key: opts.key,
-    httpTarget: (a) => targetOf(a, opts.key),
-  });
+  const probe =
+    opts.probe ??
+    createProbeRunner({
+      checker: opts.checker,
+      ctx: opts.probeContext ?? defaultProbeContext,
+      key: opts.key,
+      httpTarget: (a) => targetOf(a, opts.key),
+    });
 
   async function attempt(a: Assignment, signal: AbortSignal): Promise<{ outcome: ProbeResult; checkedAt: number }> {
     const checkedAt = now();

@@ -25,6 +25,8 @@ export type AgentParts = {
   /** The canaries and their own checker (no address policy: the operator chose them). */
   canaries: { stop(): void; checker: Pick<Checker, 'close'> };
   assignments?: AssignmentWatch;
+  /** "Test now" answers (check-tests.ts). */
+  checkTests?: Stoppable;
   ops?: OpsServer;
   edge?: PingEdge;
 };
@@ -40,6 +42,7 @@ export type StopLimits = {
 export async function stopAgent(parts: AgentParts, limits: StopLimits): Promise<void> {
   const { log, publisher } = parts;
   parts.connection.stop();
+  parts.checkTests?.stop();
   parts.assignments?.stop();
   parts.canaries.stop();
   const draining = parts.scheduler.stop();
@@ -64,6 +67,7 @@ export async function stopAgent(parts: AgentParts, limits: StopLimits): Promise<
 /** Releases what a failed start had set up; results not yet published are not waited for. */
 export async function abandonStart(parts: AgentParts): Promise<void> {
   await parts.edge?.stop();
+  parts.checkTests?.stop();
   parts.connection.stop();
   parts.elections.stop();
   parts.assignments?.stop();

@@ -4,6 +4,8 @@ import { MAX_PER_PAGE } from '../../platform/http/pagination.ts';
 import { monitorIncidents, monitorResults } from '../../monitors/history.ts';
 import { MonitorCreateBody, MonitorListQuery, MonitorUpdateBody, ResultsQuery } from '../../monitors/schemas.ts';
 import { listRegions } from '../../monitors/regions/service.ts';
+import { MonitorTestQuery, testDraft, testSaved } from '../../monitors/check-test.ts';
+import { AppError } from '../../platform/errors.ts';
 import * as monitors from '../../monitors/service.ts';
 import { creates, overwrites, readOnly, toggles, type ToolContext } from '../context.ts';
 import { run } from '../result.ts';
@@ -24,7 +26,7 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
     {
       title: 'List monitors',
       description:
-        'Lists HTTP monitors of one project, or of all your projects (only those carrying `tag` when given), with status (0 pending, 1 up, 2 down, 3 paused), uptime, tags and last check.',
+        'Lists monitors of one project, or of all your projects (only those carrying `tag` when given), with type, status (0 pending, 1 up, 2 down, 3 paused, 4 degraded), uptime, tags and last check.',
       inputSchema: MonitorListQuery.extend(Paging),
       annotations: readOnly,
     },
@@ -50,7 +52,8 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
     'create_monitor',
     {
       title: 'Create a monitor',
-      description: 'Creates an HTTP monitor in a project (same fields as POST /monitors; _method is the HTTP method, default GET).',
+      description:
+        'Creates a monitor in a project (same fields as POST /monitors; _method is the HTTP method, default GET). `type` picks the check (http by default, tcp, dns, icmp, websocket, grpc, multistep; the url takes its scheme), `settings` its settings and `assertions` what it must see (docs/checks.md). Try it first with test_monitor.',
       inputSchema: MonitorCreateBody,
       annotations: creates,
     },
@@ -66,6 +69,29 @@ export function monitorTools(server: McpServer, t: ToolContext): void {
       annotations: overwrites,
     },
     async ({ id, changes }) => run(() => monitors.updateMonitor(ctx, principal, id, changes)),
+  );
+
+  server.registerTool(
+    'test_monitor',
+    {
+      title: 'Test a monitor now',
+      description:
+        "Runs a check once from a region (any region with an agent when left out) and returns what it saw: ok, degraded, status code, timings, error, every assertion's outcome and details (certificate, DNS answers, ping figures, steps). Give `id` to test a saved monitor, or `monitor` (the fields of create_monitor) to test one before creating it. Nothing is stored or alerted.",
+      inputSchema: z.object({
+        id: z.uuid().optional().describe('A saved monitor to test.'),
+        monitor: MonitorCreateBody.optional().describe('A monitor to test before creating it (the fields of create_monitor).'),
+        region: MonitorTestQuery.shape.region,
+      }),
+      annotations: { ...readOnly, openWorldHint: true },
+    },
+    async ({ id, monitor, region }) =>
+      run(async () => {
+        if ((id === undefined) === (monitor === undefined)) {
+          throw new AppError('VALIDATION', 'Give either id or monitor.', { id: ['Give either id or monitor.'] });
+        }
+        if (id !== undefined) return testSaved(ctx, principal, id, region);
+        return testDraft(ctx, principal, { ...monitor!, ...(region !== undefined ? { region } : {}) });
+      }),
   );
 
   server.registerTool(
