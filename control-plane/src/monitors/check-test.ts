@@ -24,7 +24,7 @@ const region = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'A region is lower-
 
 export const MonitorTestBody = MonitorCreateBody.and(
   z.object({ region: region.optional().describe('The region whose agent runs the check; any region with an agent when left out.') }),
-).meta({ id: 'MonitorTestBody' });
+);
 export type MonitorTestBody = z.infer<typeof MonitorTestBody>;
 
 export const MonitorTestQuery = z.object({

@@ -76,7 +76,11 @@ function storedSettings(ctx: ApiContext, sealed: string | null): Record<string, 
 export async function createMonitor(ctx: ApiContext, p: Principal, input: MonitorCreateBody): Promise<Monitor> {
   requireProject(p, input.project_id);
   const body = credentialsFromUrl(input);
-  const check = checkColumns(ctx, { type: body.type, url: body.url, settings: body.settings, assertions: body.assertions ?? [] }, null);
+  const check = checkColumns(
+    ctx,
+    { type: body.type ?? 'http', url: body.url, settings: body.settings, assertions: body.assertions ?? [] },
+    null,
+  );
   await checkIntegrationIds(ctx.sql, body.project_id, body.integration_ids);
   const write: repo.MonitorWrite = {
     project_id: body.project_id,

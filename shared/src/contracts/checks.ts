@@ -101,8 +101,7 @@ export const Assertion = z
       .describe(
         '`down` (the default): a failing assertion fails the check. `degraded`: the check passes but the monitor is degraded (status 4), e.g. slow but up.',
       ),
-  })
-  .meta({ id: 'Assertion' });
+  });
 export type Assertion = z.infer<typeof Assertion>;
 export type AssertionInput = z.input<typeof Assertion>;
 
