@@ -127,10 +127,39 @@ describe('published stream schemas, as a validating consumer uses them', () => {
     assertValid(validateResult, laterResult, 'a result with added fields');
     assert.equal(CheckResult.parse(laterResult).monitor_id, result.monitor_id);
 
+    // A result of a typed check with assertions, as the agent builds them (ADR 0034).
+    const typed = {
+      ...result,
+      type: 'tcp',
+      degraded: true,
+      error: { class: 'assertion', message: 'Expected body contains "+PONG", got "-ERR"' },
+      assertions: [
+        { source: 'body', operator: 'contains', target: '+PONG', severity: 'down', passed: false, observed: '-ERR', message: 'x' },
+        { source: 'response_time', operator: 'in', target: [1, 2], severity: 'degraded', passed: true, observed: 12.5 },
+        { source: 'json', path: '$.a', operator: 'exists', severity: 'down', passed: false, observed: null },
+      ],
+      details: {
+        certificate: {
+          subject: 'CN=x',
+          issuer: 'CN=ca',
+          sans: ['x'],
+          valid_from: '2026-01-01T00:00:00.000Z',
+          valid_to: '2027-01-01T00:00:00.000Z',
+          days_left: 35.5,
+          fingerprint256: 'AB:CD',
+        },
+        dns: { rcode: 'NOERROR', answers: [{ type: 'A', value: '192.0.2.1', ttl: 60 }] },
+        icmp: { sent: 3, received: 2, packet_loss: 33.3, rtt_min: 0.1, rtt_avg: 0.2, rtt_max: 0.3 },
+        steps: [{ name: 'log in', ok: true, status_code: 200, total_ms: 12, error: null }],
+      },
+    };
+    assertValid(validateResult, typed, 'a typed result with assertions and details');
+    assert.equal(CheckResult.parse(typed).assertions?.length, 3);
+
     const laterEvent = { ...event, severity: 'critical', subject: { ...event.subject, tags: ['prod'] } };
     assertValid(validateEvent, laterEvent, 'an event with added fields');
     assert.equal(DomainEvent.parse(laterEvent).id, event.id);
-    assertValid(validateEvent, { ...event, kind: 'monitor.degraded' }, 'an event of a kind added later');
+    assertValid(validateEvent, { ...event, kind: 'monitor.paused' }, 'an event of a kind added later');
   });
 
   it('still rejects a message that breaks the contract, so the schemas are not vacuous', () => {

@@ -110,12 +110,14 @@ export const AssertionOutcome = z
     source: z.enum(assertionSources),
     path: z.string().optional(),
     operator: z.enum(assertionOperators),
-    target: AssertionTarget.optional(),
+    // Published as any JSON value (a string, number, boolean, null or list): strict validators
+    // refuse a union of types, and a consumer displays these rather than branching on them.
+    target: z.unknown().optional().describe('The assertion\'s target, as configured.'),
     severity: z.enum(['down', 'degraded']),
     passed: z.boolean(),
     observed: z
-      .union([z.string(), z.number(), z.boolean(), z.null()])
-      .describe('What the check saw (text cut to 200 characters); null when there was nothing to read.'),
+      .unknown()
+      .describe('What the check saw: a string (cut to 200 characters), number or boolean; null when there was nothing to read.'),
     message: z.string().optional().describe('Why it could not be evaluated, or a readable account of the failure.'),
   })
   .meta({ id: 'AssertionOutcome' });

@@ -147,7 +147,7 @@ export function renderStreamsDoc(entries: Entry[] = documented): string {
     '- **New fields**, in any object. The published schemas leave objects open (no `additionalProperties: false`):',
     '  ignore what you do not know. A new field is published as optional, since messages written before it stay in',
     '  the streams for their retention and may be replayed.',
-    '- **New values** of a listed field: event kinds (`monitor.degraded` could join `monitor.down`), subject types,',
+    '- **New values** of a listed field: event kinds (`monitor.paused` could join `monitor.down`), subject types,',
     '  error classes, ping kinds, integration types. Such fields are published as strings with the known values as',
     '  `examples`: skip a value you do not handle, do not fail on it.',
     '- **New subjects, streams and buckets** (a new event kind is also a new subject under `<ns>.events.>`).',
