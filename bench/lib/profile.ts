@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { resultsDir } from './result.ts';
+import { round } from './stats.ts';
 
 type CallFrame = { functionName: string; url: string; lineNumber: number };
 export type CpuProfile = {
@@ -112,4 +113,22 @@ export function summariseProfile(profile: CpuProfile, file: string, topN = 14): 
       .slice(0, topN)
       .map((f) => ({ fn: f.fn, where: f.where, selfMs: ms(f.us), pct: pct(f.us) })),
   };
+}
+
+/** Sampled CPU per check by where it is spent, ours minus the floor's: what our code adds. */
+export function extraByCategory(
+  ours: { checks: number; profile?: ProfileSummary },
+  floor: { checks: number; profile?: ProfileSummary },
+): string {
+  const perCheck = (a: { checks: number; profile?: ProfileSummary }) =>
+    new Map((a.profile?.categories ?? []).map((c) => [c.name, (c.ms * 1000) / a.checks]));
+  const o = perCheck(ours);
+  const b = perCheck(floor);
+  const rows = [...new Set([...o.keys(), ...b.keys()])]
+    .map((name) => ({ name, delta: (o.get(name) ?? 0) - (b.get(name) ?? 0) }))
+    .filter((r) => r.delta > 0)
+    .sort((x, y) => y.delta - x.delta)
+    .slice(0, 6);
+  const total = (m: Map<string, number>) => [...m.values()].reduce((t, v) => t + v, 0);
+  return `In the profiled runs ours spent ${round(total(o), 1)} µs of sampled CPU per check, the floor ${round(total(b), 1)} µs (top categories only). Most of the difference: ${rows.map((r) => `\`${r.name}\` +${round(r.delta, 1)} µs`).join(', ')}.`;
 }

@@ -6,6 +6,7 @@ import type { ProfileSummary } from './profile.ts';
 
 export const parts = [
   'checks',
+  'check-types',
   'schedule',
   'pings',
   'misses',

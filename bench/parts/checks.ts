@@ -9,6 +9,7 @@ import { blackboxHint, findBlackbox, probeLoop, startBlackbox, type ProbeRun } f
 import { selfSignedCert } from '../lib/cert.ts';
 import { runScript, startScript } from '../lib/child.ts';
 import { runPart } from '../lib/part.ts';
+import { extraByCategory } from '../lib/profile.ts';
 import { median, round, sig } from '../lib/stats.ts';
 import type { TargetReady } from '../lib/target-server.ts';
 import type { CheckClient, ConnectionMode, WorkerAnswer, WorkerArgs } from './checks-worker.ts';
@@ -17,20 +18,6 @@ const modes: ConnectionMode[] = ['keep-alive', 'fresh TCP', 'fresh TLS'];
 const clients: CheckClient[] = ['ours', 'bare'];
 const cpuRatioGoal = 1.15;
 const blackboxGoal = 1.5;
-
-/** Sampled CPU per check by where it is spent, ours minus the floor's: what the checker adds. */
-function extraByCategory(ours: WorkerAnswer, bare: WorkerAnswer): string {
-  const perCheck = (a: WorkerAnswer) => new Map(a.profile!.categories.map((c) => [c.name, (c.ms * 1000) / a.checks]));
-  const o = perCheck(ours);
-  const b = perCheck(bare);
-  const rows = [...new Set([...o.keys(), ...b.keys()])]
-    .map((name) => ({ name, delta: (o.get(name) ?? 0) - (b.get(name) ?? 0) }))
-    .filter((r) => r.delta > 0)
-    .sort((x, y) => y.delta - x.delta)
-    .slice(0, 6);
-  const total = (m: Map<string, number>) => [...m.values()].reduce((t, v) => t + v, 0);
-  return `In the profiled runs ours spent ${round(total(o), 1)} µs of sampled CPU per check, the floor ${round(total(b), 1)} µs (top categories only). Most of the difference: ${rows.map((r) => `\`${r.name}\` +${round(r.delta, 1)} µs`).join(', ')}.`;
-}
 
 await runPart('checks', 'Check cost', async (ctx) => {
   const q = ctx.quick;

@@ -1,0 +1,250 @@
+/**
+ * Check cost per type: CPU per check of each check type against a bare loop of the same library
+ * doing the same network work (the floor), as the checks part does for HTTP; HTTP checks with
+ * assertions against the same checks without; multi-step checks against the plain checks they make.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { selfSignedCert } from '../lib/cert.ts';
+import { runScript, startScript } from '../lib/child.ts';
+import { runPart, type PartContext } from '../lib/part.ts';
+import { extraByCategory } from '../lib/profile.ts';
+import { median, round, sig } from '../lib/stats.ts';
+import type { ServersReady } from './check-types-servers.ts';
+import type { CheckKind, ClientName, WorkerAnswer, WorkerArgs } from './check-types-worker.ts';
+
+const ratioGoal = 1.15;
+
+/** One figure: `value` client against `base` client; a goal when `goal` is set. */
+type Comparison = { metric: string; value: ClientName; base: ClientName; baseLabel: string; goal?: string };
+
+type Case = {
+  kind: CheckKind;
+  /** Checks per measured run: quick, full. */
+  counts: [number, number];
+  concurrency: number;
+  comparisons: Comparison[];
+};
+
+const floorVs = (metric: string, baseLabel: string): Comparison => ({
+  metric,
+  value: 'ours',
+  base: 'floor',
+  baseLabel,
+  goal: `${metric}: at most ${ratioGoal}x the ${baseLabel}`,
+});
+
+const cases: Case[] = [
+  { kind: 'tcp', counts: [2_000, 8_000], concurrency: 32, comparisons: [floorVs('CPU per check, TCP', 'bare node:net loop')] },
+  { kind: 'tls', counts: [400, 1_500], concurrency: 32, comparisons: [floorVs('CPU per check, TCP over TLS', 'bare node:tls loop')] },
+  {
+    kind: 'dns',
+    counts: [4_000, 15_000],
+    concurrency: 32,
+    comparisons: [
+      floorVs('CPU per check, DNS', 'bare node:dns Resolver loop'),
+      {
+        metric: 'CPU per query, DNS, bare loop with a new Resolver per query',
+        value: 'floor-resolver-per-query',
+        base: 'floor',
+        baseLabel: 'bare loop, one Resolver',
+      },
+    ],
+  },
+  { kind: 'websocket', counts: [1_200, 5_000], concurrency: 32, comparisons: [floorVs('CPU per check, WebSocket', 'bare ws loop')] },
+  { kind: 'grpc', counts: [500, 2_000], concurrency: 32, comparisons: [floorVs('CPU per check, gRPC', 'bare @grpc/grpc-js loop')] },
+  {
+    kind: 'icmp',
+    counts: [200, 600],
+    concurrency: 8,
+    comparisons: [floorVs('CPU per check, ICMP (ping processes included)', 'bare spawn of ping')],
+  },
+  {
+    kind: 'http',
+    counts: [5_000, 20_000],
+    concurrency: 32,
+    comparisons: [
+      {
+        metric: 'CPU per check, HTTP keep-alive, no assertions',
+        value: 'ours-plain',
+        base: 'floor',
+        baseLabel: 'bare undici loop',
+        goal: `CPU per check, HTTP keep-alive, no assertions: at most ${ratioGoal}x the bare undici loop`,
+      },
+      {
+        metric: 'CPU per check, HTTP keep-alive, 3 assertions',
+        value: 'ours',
+        base: 'ours-plain',
+        baseLabel: 'same check without assertions',
+        goal: `CPU per check, HTTP keep-alive, 3 assertions: at most ${ratioGoal}x the same check without`,
+      },
+      {
+        metric: 'CPU per check, HTTP keep-alive, 3 assertions, against the floor',
+        value: 'ours',
+        base: 'floor',
+        baseLabel: 'bare undici loop',
+      },
+    ],
+  },
+  {
+    kind: 'multistep',
+    counts: [2_500, 10_000],
+    concurrency: 32,
+    comparisons: [
+      {
+        metric: 'CPU per check, multi-step (2 steps, 1 extraction)',
+        value: 'ours',
+        base: 'ours-plain',
+        baseLabel: 'two of our plain HTTP checks',
+        goal: `CPU per check, multi-step: at most ${ratioGoal}x two of our plain HTTP checks`,
+      },
+    ],
+  },
+];
+
+const clientsOf = (c: Case): ClientName[] => [...new Set(c.comparisons.flatMap((x) => [x.value, x.base]))];
+
+function packageVersion(name: string): string {
+  const file = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+function pingVersion(): string {
+  try {
+    return execFileSync('ping', ['-V'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'not found';
+  }
+}
+
+function describe(ctx: PartContext, rounds: number, maxMs: number): void {
+  const q = ctx.quick ? 0 : 1;
+  const counts = cases.map((c) => `${c.counts[q].toLocaleString('en')} ${c.kind}`).join(', ');
+  ctx.method.push(
+    'Services: one process on 127.0.0.1 (bench/parts/check-types-servers.ts): a line service answering `PING` with `+PONG`, plain and over TLS (self-signed RSA 2048 certificate, trusted through NODE_EXTRA_CA_CERTS as in the checks part); a dns2 UDP server answering one A record; a ws echo server; a grpc-js server answering grpc.health.v1 Check with SERVING (protobuf coded by hand in the bench); a node:http keep-alive server answering a small JSON document.',
+    'TCP: `checkTcp` (connect, send `PING\\r\\n`, expect `+PONG`) against a bare node:net loop doing the same (connect, write, read until `+PONG`, destroy). TCP over TLS: `checkTcp` with `tls` against node:tls with its own verification (chain and address checked by Node; ours verifies itself and reads the certificate details). No session resumption on either side.',
+    "DNS: `checkDns` (A record, resolver 127.0.0.1 at the server's port) against one node:dns `Resolver` reused for every query (`resolve4` with TTLs). Ours makes a Resolver per check, since each monitor names its server; the bare loop with a Resolver per query is measured too, to show what that costs.",
+    'WebSocket: `checkWebSocket` (upgrade, send `ping`, expect it echoed, close) against a bare `ws` loop (connect, send, wait for the echo, terminate). gRPC: `checkGrpc` (plaintext, service "") against a bare @grpc/grpc-js `Client` per check making the Check call and closing; both on a local subchannel pool, so every check opens its own connection, as ours does.',
+    'ICMP: `checkIcmp` of 127.0.0.1 with count 1 against a bare `spawn("ping", ["-n", "-c", "1", "127.0.0.1"])` reading its output. A check is a process: the CPU counted is the worker\'s own (`process.cpuUsage()`, which includes the fork and exec) plus that of the ping processes it reaped, from cutime+cstime of /proc/self/stat (kernel-accurate sums shown in 10 ms ticks, so a run of several seconds of child CPU is needed). The ICMP round trip itself costs the kernel little on loopback.',
+    'HTTP with assertions: an `http` assignment through `createProbeRunner` (what the agent runs for every HTTP monitor) with three assertions (json `$.status` equals "ok", header `content-type` contains "json", response_time less_than 5000), which turn on capturing headers and body, against the same assignment without assertions; that one against a bare undici loop (`request()` + `body.dump()`), all on one keep-alive server. Goals: without assertions at most 1.15x the floor (the checks part\'s goal, here through the runner); the assertions add at most 15% to the check without them.',
+    'Multi-step: `runSteps` with two GET steps, the first extracting `$.token` from its JSON, the second carrying it in its URL, against two of our plain checks (`createChecker().run`, no capture) to the same URLs on the same keep-alive server. The floor is our own HTTP check because that is what a step is: the goal bounds what the steps add (capturing and decoding the first body, the JSONPath, the template, the per-step details) to 15%.',
+    `Each client runs in a process of its own (bench/parts/check-types-worker.ts): 32 checks in flight (ICMP 8), a warm-up of 10%, then ${counts} checks (at most ${maxMs / 1000} s); CPU per check = CPU of that process over the measured checks (and its reaped children's) / checks. ${rounds} round(s), clients alternating; medians.`,
+  );
+}
+
+await runPart('check-types', 'Check cost per type', async (ctx) => {
+  const q = ctx.quick;
+  // Identical runs differ by 10-20% on a shared machine: five short rounds, medians.
+  const rounds = q ? 1 : 5;
+  const maxMs = q ? 5_000 : 8_000;
+  describe(ctx, rounds, maxMs);
+  for (const name of ['undici', 'ws', '@grpc/grpc-js', 'dns2']) ctx.versions[name] = packageVersion(name);
+  ctx.versions['ping'] = pingVersion();
+
+  const dir = mkdtempSync(join(tmpdir(), 'uptime-bench-types-'));
+  ctx.cleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const cert = selfSignedCert(dir);
+  const servers = await startScript<ServersReady>('parts/check-types-servers.ts', [JSON.stringify(cert)], {
+    timeoutMs: 30_000,
+    label: 'servers',
+  });
+  ctx.cleanup(() => servers.stop());
+
+  const work = (c: Case, client: ClientName, profile?: string) => {
+    const count = c.counts[q ? 0 : 1];
+    const args: WorkerArgs = {
+      kind: c.kind,
+      client,
+      servers: servers.ready,
+      count,
+      warmup: Math.max(20, Math.round(count / 10)),
+      concurrency: c.concurrency,
+      maxMs,
+      ...(profile ? { profile } : {}),
+    };
+    return runScript<WorkerAnswer>('parts/check-types-worker.ts', [JSON.stringify(args)], {
+      timeoutMs: maxMs * 3 + 30_000,
+      env: { NODE_EXTRA_CA_CERTS: cert.certFile },
+      label: `${c.kind} ${client}`,
+    });
+  };
+
+  const runs = new Map<string, WorkerAnswer[]>();
+  const key = (c: Case, client: ClientName) => `${c.kind}|${client}`;
+  for (let r = 0; r < rounds; r++) {
+    for (const c of cases) {
+      const clients = clientsOf(c);
+      for (const client of r % 2 === 0 ? clients : [...clients].reverse()) {
+        const a = await work(c, client);
+        ctx.log(
+          `round ${r + 1} ${c.kind} ${client}: ${a.checks} checks, ${round((a.cpuUs + a.childCpuUs) / a.checks, 1)} µs CPU each (${round(a.childCpuUs / a.checks, 1)} in children), ${Math.round((a.checks * 1000) / a.wallMs)}/s, ${a.failures} failed${a.firstError ? ` (${a.firstError})` : ''}`,
+        );
+        if (a.failures > 0) {
+          ctx.notes.push(`${a.failures} of ${a.checks} checks failed (${c.kind}, ${client}, round ${r + 1}): ${a.firstError ?? ''}`);
+        }
+        runs.set(key(c, client), [...(runs.get(key(c, client)) ?? []), a]);
+      }
+    }
+  }
+
+  /** Median CPU per check; undefined when a run had no passing check (a check type that cannot run here). */
+  const cpuPerCheck = (c: Case, client: ClientName): number | undefined => {
+    const list = runs.get(key(c, client))!;
+    if (list.some((a) => a.failures === a.checks)) return undefined;
+    return median(list.map((a) => (a.cpuUs + a.childCpuUs) / a.checks));
+  };
+  const profiledPairs = new Set<string>();
+
+  for (const c of cases) {
+    for (const cmp of c.comparisons) {
+      const value = cpuPerCheck(c, cmp.value);
+      const base = cpuPerCheck(c, cmp.base);
+      if (value === undefined || base === undefined) {
+        const why = [cmp.value, cmp.base]
+          .map((client) => runs.get(key(c, client))!.find((a) => a.failures === a.checks)?.firstError)
+          .find((e) => e !== undefined);
+        ctx.figures.push({ metric: cmp.metric, value: null, unit: 'µs', baseline: { label: cmp.baseLabel, value: null }, ratio: null });
+        if (cmp.goal) ctx.goals.push({ goal: cmp.goal, actual: `not measured: every check failed (${why ?? 'unknown'})`, met: null });
+        continue;
+      }
+      const ratio = value / base;
+      ctx.figures.push({
+        metric: cmp.metric,
+        value: round(value, 1),
+        unit: 'µs',
+        baseline: { label: cmp.baseLabel, value: round(base, 1) },
+        ratio: sig(ratio),
+      });
+      if (c.kind === 'http' && cmp.value === 'ours' && cmp.base === 'ours-plain') {
+        ctx.figures.push({ metric: 'CPU the 3 assertions add per HTTP check', value: round(value - base, 1), unit: 'µs' });
+      }
+      if (cmp.goal === undefined) continue;
+      const met = ratio <= ratioGoal;
+      ctx.goals.push({
+        goal: cmp.goal,
+        actual: `${round(ratio)}x (${round(value, 1)} vs ${round(base, 1)} µs)`,
+        met,
+        ...(met
+          ? {}
+          : {
+              shortfall: `${Math.round((ratio / ratioGoal - 1) * 100)}% over the limit (${round(value - base * ratioGoal, 1)} µs per check too many)`,
+            }),
+      });
+      const pair = `${c.kind}|${cmp.value}|${cmp.base}`;
+      if (met || ctx.quick || profiledPairs.has(pair)) continue;
+      profiledPairs.add(pair);
+      const o = await work(c, cmp.value, `check-types-${c.kind}-${cmp.value}`);
+      const b = await work(c, cmp.base, `check-types-${c.kind}-${cmp.base}`);
+      ctx.limits.push(
+        {
+          title: `${cmp.metric} (${round(ratio)}x the ${cmp.baseLabel}): where its CPU goes`,
+          text: extraByCategory(o, b) + (c.kind === 'icmp' ? ' The profile sees this process only, not the ping processes.' : ''),
+          profile: o.profile!,
+        },
+        { title: `${cmp.baseLabel}, for comparison`, profile: b.profile! },
+      );
+    }
+  }
+});
