@@ -78,20 +78,35 @@ async function resolverAddress(target: DnsTarget, ctx: ProbeContext): Promise<st
   throw new ResolverAddressFailure({ class: 'dns', message: `Could not resolve the DNS server ${target.resolver}` });
 }
 
-function configure(resolver: Resolver, address: string | null, target: DnsTarget, ctx: ProbeContext): void {
+/**
+ * One c-ares channel per server asked (and time limit and source address), kept: setting a channel
+ * up costs several times the query itself. Checks share it, so one check's end never cancels the
+ * channel (that would cancel every query on it): a query outliving its check ends at the
+ * channel's own time limit, the check's timeout.
+ */
+const resolvers = new Map<string, Resolver>();
+const MAX_RESOLVERS = 1_000;
+
+function resolverFor(address: string | null, target: DnsTarget, ctx: ProbeContext): Resolver {
+  const key = `${address ?? 'system'}|${target.port}|${target.timeout_ms}|${ctx.localAddress ?? ''}`;
+  let resolver = resolvers.get(key);
+  if (resolver !== undefined) return resolver;
+  resolver = new Resolver({ timeout: target.timeout_ms, tries: 1 });
   if (ctx.localAddress !== undefined) {
     if (isIPv6(ctx.localAddress)) resolver.setLocalAddress('0.0.0.0', ctx.localAddress);
     else resolver.setLocalAddress(ctx.localAddress);
   }
   if (address !== null) resolver.setServers([isIPv6(address) ? `[${address}]:${target.port}` : `${address}:${target.port}`]);
+  if (resolvers.size >= MAX_RESOLVERS) resolvers.delete(resolvers.keys().next().value!);
+  resolvers.set(key, resolver);
+  return resolver;
 }
 
-async function query(resolver: Resolver, target: DnsTarget, ctx: ProbeContext, cell: RunCell): Promise<DnsAnswer[]> {
+async function query(target: DnsTarget, ctx: ProbeContext, cell: RunCell): Promise<DnsAnswer[]> {
   const address = await resolverAddress(target, ctx);
   // The check may have ended while the resolver's name was looked up: send nothing then.
   if (cell.reason !== null) throw new Error('Check ended');
-  configure(resolver, address, target, ctx);
-  const values = await queries[target.record_type](resolver, target.name);
+  const values = await queries[target.record_type](resolverFor(address, target, ctx), target.name);
   return values.map((v) => ({ type: target.record_type, ...v }));
 }
 
@@ -153,14 +168,10 @@ export async function checkDns(target: DnsTarget, ctx: ProbeContext, signal?: Ab
   const onAbort = () => abortCell(cell, CANCELLED);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const resolver = new Resolver({ timeout: target.timeout_ms, tries: 1 });
     const stopped = new Promise<never>((_, reject) => {
-      cell.onAbort = () => {
-        resolver.cancel();
-        reject(new Error('Check ended'));
-      };
+      cell.onAbort = () => reject(new Error('Check ended'));
     });
-    const answers = await Promise.race([query(resolver, target, ctx, cell), stopped]);
+    const answers = await Promise.race([query(target, ctx, cell), stopped]);
     // c-ares turns an empty NOERROR reply into ENODATA, so an answer list here is never empty.
     return outcome(startedAt, null, { rcode: 'NOERROR', answers });
   } catch (err) {

@@ -60,82 +60,100 @@ export function createProbeRunner(opts: ProbeRunnerOptions): ProbeRunner {
   const headerValues = (list: ReadonlyArray<{ name: string; value: string | null }>) =>
     list.filter((h): h is { name: string; value: string } => h.value !== null);
 
-  async function probe(a: Assignment, signal: AbortSignal): Promise<ProbeOutcome | ProbeResult> {
+  type Run = (signal: AbortSignal) => Promise<ProbeOutcome | ProbeResult>;
+  const done =
+    (outcome: ProbeOutcome | ProbeResult): Run =>
+    () =>
+      Promise.resolve(outcome);
+
+  /**
+   * What a check of this assignment runs, worked out once: its settings opened and parsed, its
+   * target built. An assignment is not changed in place (a new one replaces it), so the agent
+   * keeps this for as long as it holds the assignment.
+   */
+  function prepare(a: Assignment): Run {
     const type = a.type ?? 'http';
     const timeout_ms = a.timeout * 1000;
+    if (type === 'http') {
+      const t = opts.httpTarget(a);
+      if ('outcome' in t) return done(httpProbeOutcome(t.outcome));
+      const s = settings('http', a);
+      if (!s.ok) return done(failed(s.message));
+      const needs = new Set((a.assertions ?? []).map((x) => x.source));
+      const target: CheckTarget = {
+        ...t.target,
+        headers: headerValues(s.value.headers),
+        body: s.value.body,
+        capture: { headers: needs.has('header'), body: needs.has('body') || needs.has('json') },
+      };
+      return async (signal) => httpProbeOutcome(await checker.run(target, signal));
+    }
     let url: URL;
     try {
       url = new URL(a.url);
     } catch {
-      return failed('Invalid URL');
+      return done(failed('Invalid URL'));
     }
     switch (type) {
-      case 'http': {
-        const t = opts.httpTarget(a);
-        if ('outcome' in t) return httpProbeOutcome(t.outcome);
-        const s = settings('http', a);
-        if (!s.ok) return failed(s.message);
-        const needs = new Set((a.assertions ?? []).map((x) => x.source));
-        const target: CheckTarget = {
-          ...t.target,
-          headers: headerValues(s.value.headers),
-          body: s.value.body,
-          capture: { headers: needs.has('header'), body: needs.has('body') || needs.has('json') },
-        };
-        return httpProbeOutcome(await checker.run(target, signal));
-      }
       case 'tcp': {
         const s = settings('tcp', a);
-        if (!s.ok) return failed(s.message);
+        if (!s.ok) return done(failed(s.message));
         const hp = hostPort(url);
-        if (!hp) return failed('A TCP monitor needs tcp://host:port');
-        return checkTcp({ ...hp, tls: s.value.tls, send: s.value.send, expect: s.value.expect, timeout_ms }, ctx, signal);
+        if (!hp) return done(failed('A TCP monitor needs tcp://host:port'));
+        return (signal) => checkTcp({ ...hp, tls: s.value.tls, send: s.value.send, expect: s.value.expect, timeout_ms }, ctx, signal);
       }
       case 'dns': {
         const s = settings('dns', a);
-        if (!s.ok) return failed(s.message);
+        if (!s.ok) return done(failed(s.message));
         const name = url.hostname;
-        if (!name) return failed('A DNS monitor needs dns://<name to look up>');
-        return checkDns(
-          { resolver: s.value.resolver, port: s.value.resolver_port, name, record_type: s.value.record_type, timeout_ms },
-          ctx,
-          signal,
-        );
+        if (!name) return done(failed('A DNS monitor needs dns://<name to look up>'));
+        return (signal) =>
+          checkDns(
+            { resolver: s.value.resolver, port: s.value.resolver_port, name, record_type: s.value.record_type, timeout_ms },
+            ctx,
+            signal,
+          );
       }
       case 'icmp': {
         const s = settings('icmp', a);
-        if (!s.ok) return failed(s.message);
+        if (!s.ok) return done(failed(s.message));
         const host = url.hostname.replace(/^\[|\]$/g, '');
-        if (!host) return failed('An ICMP monitor needs icmp://host');
-        return checkIcmp({ host, count: s.value.count, timeout_ms }, ctx, signal);
+        if (!host) return done(failed('An ICMP monitor needs icmp://host'));
+        return (signal) => checkIcmp({ host, count: s.value.count, timeout_ms }, ctx, signal);
       }
       case 'websocket': {
         const s = settings('websocket', a);
-        if (!s.ok) return failed(s.message);
-        return checkWebSocket(
-          { url: a.url, headers: headerValues(s.value.headers), send: s.value.send, expect: s.value.expect, timeout_ms },
-          ctx,
-          signal,
-        );
+        if (!s.ok) return done(failed(s.message));
+        return (signal) =>
+          checkWebSocket(
+            { url: a.url, headers: headerValues(s.value.headers), send: s.value.send, expect: s.value.expect, timeout_ms },
+            ctx,
+            signal,
+          );
       }
       case 'grpc': {
         const s = settings('grpc', a);
-        if (!s.ok) return failed(s.message);
+        if (!s.ok) return done(failed(s.message));
         const tls = url.protocol === 'grpcs:';
         const hp = hostPort(url, tls ? 443 : 80);
-        if (!hp) return failed('A gRPC monitor needs grpc://host:port or grpcs://host:port');
-        return checkGrpc({ ...hp, tls, service: s.value.service, metadata: headerValues(s.value.metadata), timeout_ms }, ctx, signal);
+        if (!hp) return done(failed('A gRPC monitor needs grpc://host:port or grpcs://host:port'));
+        return (signal) =>
+          checkGrpc({ ...hp, tls, service: s.value.service, metadata: headerValues(s.value.metadata), timeout_ms }, ctx, signal);
       }
       case 'multistep': {
         const s = settings('multistep', a);
-        if (!s.ok) return failed(s.message);
-        return runSteps(s.value.steps, { checker, timeoutMs: timeout_ms, followRedirects: a.follow_redirects, signal });
+        if (!s.ok) return done(failed(s.message));
+        return (signal) => runSteps(s.value.steps, { checker, timeoutMs: timeout_ms, followRedirects: a.follow_redirects, signal });
       }
     }
   }
 
+  const prepared = new WeakMap<Assignment, Run>();
+
   return async (a, signal) => {
-    const outcome = await probe(a, signal);
+    let run = prepared.get(a);
+    if (run === undefined) prepared.set(a, (run = prepare(a)));
+    const outcome = await run(signal);
     if ('degraded' in outcome) return outcome;
     const assertions = a.assertions ?? [];
     if (assertions.length === 0) return { ...outcome, degraded: false };

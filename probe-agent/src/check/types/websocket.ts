@@ -146,8 +146,20 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
   } finally {
     clearTimeout(timer);
     unwatch?.();
-    if (ws?.readyState === WebSocket.OPEN) ws.close(1000);
-    ws?.terminate();
-    connection.close();
+    if (ws?.readyState === WebSocket.OPEN) {
+      // A clean close: the server answers the close frame and the socket ends. Terminating at once
+      // would destroy the socket under the frame still being written, which costs an error per check.
+      const open = ws;
+      open.close(1000);
+      const hardStop = setTimeout(() => open.terminate(), 1_000);
+      hardStop.unref();
+      open.once('close', () => {
+        clearTimeout(hardStop);
+        connection.close();
+      });
+    } else {
+      ws?.terminate();
+      connection.close();
+    }
   }
 }
