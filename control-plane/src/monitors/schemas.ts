@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { Assertion, AssertionOutcome, CheckDetails, MAX_ASSERTIONS, MonitorType } from '../../../shared/src/contracts/checks.ts';
+import {
+  Assertion,
+  AssertionOutcome,
+  CheckDetails,
+  MAX_ASSERTIONS,
+  MonitorType,
+  monitorTypes,
+  settingsOf,
+} from '../../../shared/src/contracts/checks.ts';
 import { HttpMethod } from '../../../shared/src/contracts/monitoring.ts';
 import { dependsOnField, SubjectRefSchema } from '../dependencies/schemas.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
@@ -28,6 +36,15 @@ const tags = z
   .describe(
     `Extension: up to ${MAX_TAGS} labels to sort and filter monitors by (\`prod\`, \`eu west\`, \`checkout\`). A tag is 1 to 32 letters, digits, spaces, \`.\`, \`_\` or \`-\`, starting and ending with a letter or digit; stored trimmed and in lower case, each once. Left out on create: none; left out on update: kept.`,
   );
+
+/**
+ * The settings of each type, for the OpenAPI document: the field is validated by the monitor's
+ * type (check-spec.ts), so the document lists every type's settings as the shapes it may take.
+ */
+const settingsDocs = monitorTypes.map((type) => {
+  const { $schema: _drop, ...schema } = z.toJSONSchema(settingsOf[type], { io: 'input' });
+  return { title: `${type} settings`, ...schema };
+});
 
 /** Fields a create and an update share, with the spec's bounds. */
 const writable = {
@@ -101,6 +118,7 @@ const writable = {
   ),
   settings: z
     .record(z.string(), z.unknown())
+    .meta({ anyOf: settingsDocs })
     .describe(
       "Extension: the type's settings (HttpSettings, TcpSettings, DnsSettings, IcmpSettings, WebSocketSettings, GrpcSettings, MultistepSettings in docs/checks.md); unknown keys are refused. Header values, request bodies and gRPC metadata are write-only: stored sealed, returned as null, and a null sent back keeps the stored value. Left out on create: the type's defaults; on update: kept.",
     ),
