@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 
-const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 /**
@@ -47,26 +46,6 @@ export function registrableDomain(hostname: string): string | null {
   if (labels.length < 2 || labels.some((l) => l === '')) return null;
   const keep = SECOND_LEVEL_SUFFIXES.has(labels.slice(-2).join('.')) ? 3 : 2;
   return labels.length < keep ? null : labels.slice(-keep).join('.');
-}
-
-/**
- * The warning to send now, as its threshold in days: the most urgent threshold the remaining
- * time has crossed, unless it was already sent; null when none is due. Only one per call, and
- * never a less urgent one late: a warning "30 days left" that was missed (the service was off)
- * while only 5 days are left would mislead, so only the 7-day one goes out, and the caller then
- * records every threshold from it upwards as sent (thresholdsCovered).
- */
-export function expiryWarningsDue(opts: { expiresAt: Date; now: Date; thresholdsDays: number[]; alreadySent: number[] }): number | null {
-  const remainingMs = opts.expiresAt.getTime() - opts.now.getTime();
-  const crossed = opts.thresholdsDays.filter((t) => remainingMs <= t * DAY_MS);
-  if (crossed.length === 0) return null;
-  const mostUrgent = Math.min(...crossed);
-  return opts.alreadySent.includes(mostUrgent) ? null : mostUrgent;
-}
-
-/** The thresholds a warning at `sent` days stands for: itself and every less urgent one. */
-export function thresholdsCovered(sent: number, thresholdsDays: number[]): number[] {
-  return [...new Set(thresholdsDays.filter((t) => t >= sent))].sort((a, b) => a - b);
 }
 
 /**
