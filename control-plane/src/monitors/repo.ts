@@ -33,6 +33,9 @@ export interface MonitorRecord {
   /** The same settings with every secret value taken out. */
   settings: Record<string, unknown>;
   assertions: Assertion[];
+  /** Days before expiry at which to warn, most distant first. */
+  certificate_expiry_days: number[];
+  domain_expiry_days: number[];
   status: number;
   flapping_since: string | null;
   flap_last_change_at: string | null;
@@ -116,6 +119,8 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     type: r.type,
     settings: r.settings,
     assertions: r.assertions,
+    certificate_expiry_days: r.certificate_expiry_days,
+    domain_expiry_days: r.domain_expiry_days,
     created_at: formatTimestamp(r.created_at),
     updated_at: formatTimestamp(r.updated_at),
     uptime: uptimePercent(r.down_seconds, r.window_seconds),
@@ -229,12 +234,13 @@ export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
       active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, flap_threshold, flap_window_seconds,
-      alert_regional, follow_redirects, tags, type, settings_sealed, settings, assertions)
+      alert_regional, follow_redirects, tags, type, settings_sealed, settings, assertions, certificate_expiry_days, domain_expiry_days)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
       ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.flap_threshold},
       ${m.flap_window_seconds}, ${m.alert_regional}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[], ${m.type},
-      ${m.settings_sealed}, ${db.json(m.settings as never)}, ${db.json(m.assertions as never)})
+      ${m.settings_sealed}, ${db.json(m.settings as never)}, ${db.json(m.assertions as never)},
+      ${arrayLiteral(m.certificate_expiry_days.map(String))}::int[], ${arrayLiteral(m.domain_expiry_days.map(String))}::int[])
     returning id`;
   return row!.id;
 }
@@ -250,7 +256,9 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       alert_regional = ${m.alert_regional},
       follow_redirects = ${m.follow_redirects},
       tags = ${arrayLiteral(m.tags)}::text[], type = ${m.type}, settings_sealed = ${m.settings_sealed},
-      settings = ${db.json(m.settings as never)}, assertions = ${db.json(m.assertions as never)}, updated_at = now()
+      settings = ${db.json(m.settings as never)}, assertions = ${db.json(m.assertions as never)},
+      certificate_expiry_days = ${arrayLiteral(m.certificate_expiry_days.map(String))}::int[],
+      domain_expiry_days = ${arrayLiteral(m.domain_expiry_days.map(String))}::int[], updated_at = now()
     where id = ${id}`;
 }
 

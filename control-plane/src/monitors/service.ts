@@ -98,6 +98,8 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     alert_regional: body.alert_regional ?? false,
     follow_redirects: body.follow_redirects,
     tags: body.tags ?? [],
+    certificate_expiry_days: body.certificate_expiry_days,
+    domain_expiry_days: body.domain_expiry_days,
     ...check,
   };
   const id = await ctx.sql.begin(async (tx) => {
@@ -164,6 +166,8 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     alert_regional: body.alert_regional ?? current.alert_regional,
     follow_redirects: body.follow_redirects ?? current.follow_redirects,
     tags: body.tags ?? current.tags,
+    certificate_expiry_days: body.certificate_expiry_days ?? current.certificate_expiry_days,
+    domain_expiry_days: body.domain_expiry_days ?? current.domain_expiry_days,
     ...check,
   };
   await ctx.sql.begin(async (tx) => {
