@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createRdapClient, type RdapClient, type RdapErrorKind } from '../../control-plane/src/monitors/domain-expiry/rdap.ts';
-import { nextLookupAt, registrableDomain } from '../../control-plane/src/monitors/domain-expiry/rules.ts';
+import { monitorDomain, nextLookupAt, registrableDomain, settledFailure } from '../../control-plane/src/monitors/domain-expiry/rules.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -31,6 +31,45 @@ describe('the registrable domain of a monitor host', () => {
   for (const [host, domain] of rows) {
     it(`${JSON.stringify(host)} → ${domain}`, () => assert.equal(registrableDomain(host), domain));
   }
+});
+
+describe("the domain looked up for a monitor's URL", () => {
+  const rows: [string, string][] = [
+    ['https://api.eu.shop.co.uk/health', 'shop.co.uk'],
+    ['tcp://db.acme.io:5432', 'acme.io'],
+    ['dns://mail.acme.io', 'acme.io'],
+    ['icmp://router.acme.io', 'acme.io'],
+    ['wss://live.acme.io/socket', 'acme.io'],
+    ['grpcs://rpc.acme.io:443', 'acme.io'],
+    ['https://127.0.0.1:8443/', ''],
+    ['http://[::1]/', ''],
+    ['http://localhost:3000/', ''],
+    // Names no one registers: nothing to ask a registry.
+    ['https://www.example.com/', ''],
+    ['https://shop.example.org/', ''],
+    ['https://app.staging.test/', ''],
+    ['https://nas.home.arpa/', ''],
+    ['https://printer.local/', ''],
+    ['https://api.corp.internal/', ''],
+    ['not a url', ''],
+  ];
+  for (const [url, domain] of rows) it(`${url} → ${JSON.stringify(domain)}`, () => assert.equal(monitorDomain(url), domain));
+});
+
+describe('which failed lookups are the registry’s answer (asked again a day later, not an hour)', () => {
+  const rows: [RdapErrorKind, boolean][] = [
+    ['no-service', true],
+    ['not-found', true],
+    ['invalid', true],
+    ['timeout', false],
+    ['network', false],
+    ['status', false],
+    ['too-large', false],
+    ['malformed', false],
+    ['redirects', false],
+  ];
+  for (const [kind, settled] of rows)
+    it(`${kind}: ${settled ? 'settled' : 'retried soon'}`, () => assert.equal(settledFailure(kind), settled));
 });
 
 describe('when a domain is looked up next', () => {

@@ -26,9 +26,14 @@ export type DueWarning = {
   at: Date;
 } & ({ kind: 'certificate'; certificate: CertificateInfo } | { kind: 'domain'; domain: ExpiringDomain });
 
-/** What runs out, as the warnings' key names it: a renewed certificate or a renewed domain is a new subject. */
+/** A domain's registration until a date, as the warnings' key names it: a renewal is a new subject. */
+export function domainSubject(name: string, expiresAt: string): string {
+  return `${name}@${expiresAt}`;
+}
+
+/** What runs out, as the warnings' key names it: a certificate by its fingerprint, a domain with its date. */
 function subjectOf(w: DueWarning): string {
-  return w.kind === 'certificate' ? w.certificate.fingerprint256 : `${w.domain.name}@${w.domain.expires_at}`;
+  return w.kind === 'certificate' ? w.certificate.fingerprint256 : domainSubject(w.domain.name, w.domain.expires_at);
 }
 
 /**

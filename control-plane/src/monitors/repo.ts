@@ -36,6 +36,8 @@ export interface MonitorRecord {
   /** Days before expiry at which to warn, most distant first. */
   certificate_expiry_days: number[];
   domain_expiry_days: number[];
+  /** The registrable domain of the URL host ('' when none; null until worked out for a row older than it): its domain_expiry key. */
+  registrable_domain: string | null;
   status: number;
   flapping_since: string | null;
   flap_last_change_at: string | null;
@@ -227,20 +229,30 @@ export async function findRecord(sql: Sql, id: string, projectIds: readonly stri
 
 export type MonitorWrite = Omit<
   MonitorRecord,
-  'id' | 'status' | 'last_checked_at' | 'created_at' | 'updated_at' | 'flapping_since' | 'flap_last_change_at' | 'regional_regions'
->;
+  | 'id'
+  | 'status'
+  | 'last_checked_at'
+  | 'created_at'
+  | 'updated_at'
+  | 'flapping_since'
+  | 'flap_last_change_at'
+  | 'regional_regions'
+  | 'registrable_domain'
+> & { registrable_domain: string };
 
 export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
       active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, flap_threshold, flap_window_seconds,
-      alert_regional, follow_redirects, tags, type, settings_sealed, settings, assertions, certificate_expiry_days, domain_expiry_days)
+      alert_regional, follow_redirects, tags, type, settings_sealed, settings, assertions, certificate_expiry_days, domain_expiry_days,
+      registrable_domain)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
       ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.flap_threshold},
       ${m.flap_window_seconds}, ${m.alert_regional}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[], ${m.type},
       ${m.settings_sealed}, ${db.json(m.settings as never)}, ${db.json(m.assertions as never)},
-      ${arrayLiteral(m.certificate_expiry_days.map(String))}::int[], ${arrayLiteral(m.domain_expiry_days.map(String))}::int[])
+      ${arrayLiteral(m.certificate_expiry_days.map(String))}::int[], ${arrayLiteral(m.domain_expiry_days.map(String))}::int[],
+      ${m.registrable_domain})
     returning id`;
   return row!.id;
 }
@@ -258,7 +270,8 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       tags = ${arrayLiteral(m.tags)}::text[], type = ${m.type}, settings_sealed = ${m.settings_sealed},
       settings = ${db.json(m.settings as never)}, assertions = ${db.json(m.assertions as never)},
       certificate_expiry_days = ${arrayLiteral(m.certificate_expiry_days.map(String))}::int[],
-      domain_expiry_days = ${arrayLiteral(m.domain_expiry_days.map(String))}::int[], updated_at = now()
+      domain_expiry_days = ${arrayLiteral(m.domain_expiry_days.map(String))}::int[],
+      registrable_domain = ${m.registrable_domain}, updated_at = now()
     where id = ${id}`;
 }
 

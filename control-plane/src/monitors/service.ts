@@ -6,6 +6,8 @@ import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
 import { linkDependencies } from '../dependencies/service.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
+import { ensureDomains } from './domain-expiry/repo.ts';
+import { monitorDomain } from './domain-expiry/rules.ts';
 import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
 import { isPlain, redactSettings, validateCheck } from './check-spec.ts';
@@ -100,10 +102,12 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     tags: body.tags ?? [],
     certificate_expiry_days: body.certificate_expiry_days,
     domain_expiry_days: body.domain_expiry_days,
+    registrable_domain: monitorDomain(body.url),
     ...check,
   };
   const id = await ctx.sql.begin(async (tx) => {
     const id = await repo.insertMonitor(tx, write);
+    if (write.active) await ensureDomains(tx, [write.registrable_domain], ctx.now());
     await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids ?? []);
     await linkDependencies(tx, body.project_id, { type: 'monitor', id }, body.depends_on ?? []);
     return id;
@@ -168,10 +172,12 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     tags: body.tags ?? current.tags,
     certificate_expiry_days: body.certificate_expiry_days ?? current.certificate_expiry_days,
     domain_expiry_days: body.domain_expiry_days ?? current.domain_expiry_days,
+    registrable_domain: monitorDomain(body.url ?? current.url),
     ...check,
   };
   await ctx.sql.begin(async (tx) => {
     await repo.updateMonitor(tx, id, write);
+    if (write.active) await ensureDomains(tx, [write.registrable_domain], ctx.now());
     await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids);
     await linkDependencies(tx, current.project_id, { type: 'monitor', id }, body.depends_on);
   });

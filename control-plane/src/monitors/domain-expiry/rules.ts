@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import type { RdapErrorKind } from './rdap.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -46,6 +47,34 @@ export function registrableDomain(hostname: string): string | null {
   if (labels.length < 2 || labels.some((l) => l === '')) return null;
   const keep = SECOND_LEVEL_SUFFIXES.has(labels.slice(-2).join('.')) ? 3 : 2;
   return labels.length < keep ? null : labels.slice(-keep).join('.');
+}
+
+/**
+ * Names no one registers (RFC 2606, RFC 6761 and their kin): documentation and test names, and
+ * names for private networks. No registry has an expiry date for them, so they are not asked.
+ */
+const RESERVED_DOMAINS = new Set(['example.com', 'example.net', 'example.org', 'home.arpa']);
+const RESERVED_TLDS = new Set(['test', 'example', 'invalid', 'localhost', 'local', 'internal', 'arpa']);
+
+/**
+ * The registrable domain of a monitor's URL host, '' when there is none to look up (an IP
+ * address, localhost, a reserved name, a URL without a host): stored so, '' tells "none" from
+ * "not worked out yet".
+ */
+export function monitorDomain(url: string): string {
+  const host = URL.parse(url)?.hostname;
+  const domain = host ? registrableDomain(host) : null;
+  if (domain === null || RESERVED_DOMAINS.has(domain) || RESERVED_TLDS.has(domain.slice(domain.lastIndexOf('.') + 1))) return '';
+  return domain;
+}
+
+/**
+ * A failed lookup that is the registry's answer rather than its bad moment (no RDAP service for
+ * the TLD, a domain it does not know, a name that is not a domain): asking again within the hour
+ * would get the same, so it is asked again a day later, like a lookup that succeeded.
+ */
+export function settledFailure(kind: RdapErrorKind): boolean {
+  return kind === 'no-service' || kind === 'not-found' || kind === 'invalid';
 }
 
 /**
