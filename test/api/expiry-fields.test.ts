@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { CertificateInfo } from '../../shared/src/contracts/checks.ts';
+import { storeResults } from '../../control-plane/src/monitors/ingest/store.ts';
 import { apiClient, assertInvalid, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -62,5 +64,59 @@ describe('monitors API: certificate and domain expiry warnings', () => {
     assert.match(tooMany.body.errors.certificate_expiry_days[0], /certificate_expiry_days.*more than 10/);
     const created = await api('POST', '/monitors', valid());
     assertInvalid(await api('PUT', `/monitors/${created.body.data.id}`, { domain_expiry_days: ['7'] }), ['domain_expiry_days.0']);
+  });
+
+  it('shows the domain of the URL host, not yet looked up, and none for an address or a reserved name', async () => {
+    const shop = await api('POST', '/monitors', { ...valid(), url: 'https://api.eu.shop.co.uk/health' });
+    assert.deepEqual(shop.body.data.domain, { name: 'shop.co.uk', expires_at: null, registrar: null, checked_at: null, error: null });
+    const moved = await api('PUT', `/monitors/${shop.body.data.id}`, { url: 'https://www.acme.io/' });
+    assert.equal(moved.body.data.domain.name, 'acme.io');
+    for (const url of ['https://10.0.0.7/', 'https://shop.example.com/', 'https://app.staging.test/']) {
+      assert.equal((await api('POST', '/monitors', { ...valid(), url })).body.data.domain, null, url);
+    }
+  });
+
+  it('shows the latest certificate the checks saw, its days left counted from now, on a monitor and in the list', async () => {
+    const created = await api('POST', '/monitors', { ...valid(), name: 'Certified' });
+    const id = created.body.data.id as string;
+    assert.equal(created.body.data.certificate, null);
+    const checkedAt = Date.now() - 2 * 86_400_000;
+    const certificate: CertificateInfo = {
+      subject: 'CN=shop.example.com',
+      issuer: 'CN=Test CA',
+      sans: ['shop.example.com'],
+      valid_from: new Date(checkedAt - 86_400_000).toISOString(),
+      valid_to: new Date(checkedAt + 30 * 86_400_000).toISOString(),
+      days_left: 30,
+      fingerprint256: 'AB:CD',
+    };
+    const at = new Date(checkedAt).toISOString();
+    await storeResults(
+      cp.db.sql,
+      [
+        {
+          monitor_id: id,
+          region: 'eu',
+          agent_id: 'agent-eu',
+          scheduled_at: at,
+          checked_at: at,
+          ok: true,
+          status_code: 200,
+          timings: { dns: 1, connect: 1, tls: 1, ttfb: 1, total: 4 },
+          error: null,
+          attempts: 1,
+          details: { certificate },
+        },
+      ],
+      new Date(),
+    );
+    const got = (await api('GET', `/monitors/${id}`)).body.data.certificate;
+    assert.deepEqual({ ...got, days_left: undefined }, { ...certificate, days_left: undefined });
+    assert.ok(Math.abs(got.days_left - 28) < 0.01, `${got.days_left} days left now`);
+    const listed = (await api('GET', `/monitors?project_id=${ada.project_id}&per_page=100`)).body.data.find(
+      (m: { id: string }) => m.id === id,
+    );
+    assert.equal(listed.certificate.fingerprint256, 'AB:CD');
+    assert.equal(listed.domain, null);
   });
 });

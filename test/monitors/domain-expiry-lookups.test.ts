@@ -114,6 +114,14 @@ describe('domain expiry lookups and warnings', () => {
     assert.deepEqual(await warnings(shop), [[14, expiration]]);
     assert.deepEqual(await warnings(api2), [[14, expiration]]);
     assert.deepEqual(await warnings(quiet), []);
+    const shown = (await api('GET', `/monitors/${shop}`)).body.data.domain;
+    assert.deepEqual(shown, {
+      name: 'expiring.rdaptest',
+      expires_at: expiration.replace('.000Z', '.000000Z'),
+      registrar: 'Test Registrar',
+      checked_at: new Date(clock.now()).toISOString().replace('Z', '000Z'),
+      error: null,
+    });
     const [delivered] = await sink.waitForRequests(1);
     const body = JSON.parse(delivered!.body);
     assert.equal(body.event, 'monitor.domain_expiring');

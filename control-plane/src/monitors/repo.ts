@@ -1,4 +1,4 @@
-import type { Assertion, MonitorType } from '../../../shared/src/contracts/checks.ts';
+import type { Assertion, CertificateInfo, MonitorType } from '../../../shared/src/contracts/checks.ts';
 import { arrayLiteral, type Db, type Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp, relativeTime } from '../platform/http/time.ts';
@@ -49,6 +49,12 @@ export interface MonitorRecord {
 
 interface ReadRow extends MonitorRecord {
   snoozed_until: string | null;
+  certificate: CertificateInfo | null;
+  domain_name: string | null;
+  domain_expires_at: string | null;
+  domain_registrar: string | null;
+  domain_looked_up_at: string | null;
+  domain_error: string | null;
   project_name: string;
   project_description: string;
   integration_ids: string[];
@@ -64,7 +70,8 @@ interface ReadRow extends MonitorRecord {
  * Monitors with what the pipeline derived for them: incidents, the 30-day uptime (time not in an
  * incident over the trailing 30 days, or since creation when younger) and the last check.
  * `monitors` yields the rows to show (a page at most); everything derived is looked up for those
- * rows only, each by an index, so the cost does not grow with the number of monitors.
+ * rows only, each by an index (the latest certificate and the domain's registration are joined
+ * by their keys), so the cost does not grow with the number of monitors.
  */
 function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``, order = sql`m.created_at, m.id`) {
   const ts = now.toISOString();
@@ -79,13 +86,22 @@ function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``
       -- Time inside maintenance windows counts neither as down nor as time watched (ADR 0029).
       monitor_down_seconds(m.id, w.since, ${ts}::timestamptz, mw.ranges) as down_seconds,
       (extract(epoch from (${ts}::timestamptz - w.since)) - multirange_seconds(mw.ranges))::float8 as window_seconds,
-      greatest(m.last_checked_at, (select max(r.checked_at) from monitor_regions r where r.monitor_id = m.id)) as last_checked_at
+      greatest(m.last_checked_at, (select max(r.checked_at) from monitor_regions r where r.monitor_id = m.id)) as last_checked_at,
+      c.certificate, nullif(m.registrable_domain, '') as domain_name, d.expires_at as domain_expires_at,
+      d.registrar as domain_registrar, d.looked_up_at as domain_looked_up_at, d.error as domain_error
       ${extra}
     from (${monitors}) m
     join projects p on p.id = m.project_id
+    left join monitor_certificates c on c.monitor_id = m.id
+    left join domain_expiry d on d.domain = m.registrable_domain
     cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - interval '30 days') as since) w
     cross join lateral (select maintenance_ranges(m.project_id, m.id, w.since, ${ts}::timestamptz) as ranges) mw
     order by ${order}`;
+}
+
+/** Days until `at` from now, with a fraction (3 decimals), as a check reports them. */
+function daysLeft(at: string, now: Date): number {
+  return Math.round(((Date.parse(at) - now.getTime()) / 86_400_000) * 1000) / 1000;
 }
 
 function toMonitor(r: ReadRow, now: Date): Monitor {
@@ -123,6 +139,16 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     assertions: r.assertions,
     certificate_expiry_days: r.certificate_expiry_days,
     domain_expiry_days: r.domain_expiry_days,
+    certificate: r.certificate && { ...r.certificate, days_left: daysLeft(r.certificate.valid_to, now) },
+    domain: r.domain_name
+      ? {
+          name: r.domain_name,
+          expires_at: formatTimestamp(r.domain_expires_at),
+          registrar: r.domain_registrar,
+          checked_at: formatTimestamp(r.domain_looked_up_at),
+          error: r.domain_error,
+        }
+      : null,
     created_at: formatTimestamp(r.created_at),
     updated_at: formatTimestamp(r.updated_at),
     uptime: uptimePercent(r.down_seconds, r.window_seconds),

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { Assertion, AssertionOutcome, CheckDetails, MAX_ASSERTIONS, MonitorType } from '../../../shared/src/contracts/checks.ts';
+import {
+  Assertion,
+  AssertionOutcome,
+  CertificateInfo,
+  CheckDetails,
+  MAX_ASSERTIONS,
+  MonitorType,
+} from '../../../shared/src/contracts/checks.ts';
 import { HttpMethod } from '../../../shared/src/contracts/monitoring.ts';
 import { dependsOnField, SubjectRefSchema } from '../dependencies/schemas.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
@@ -229,6 +236,31 @@ export const Monitor = z
     domain_expiry_days: z
       .array(z.number().int())
       .describe("Extension: days before the domain's registration runs out at which the monitor warns, most distant first ([]: never)."),
+    certificate: CertificateInfo.nullable().describe(
+      'Extension: the latest certificate its checks saw (TLS checks only), `days_left` counted from now; null when none has been seen.',
+    ),
+    domain: z
+      .object({
+        name: z.string().describe('The registrable domain of the URL host (example.com for api.example.com), as looked up.'),
+        expires_at: z
+          .string()
+          .nullable()
+          .describe(
+            'When its registration runs out; null until looked up, or when the registry publishes no date. Kept through a failed lookup.',
+          ),
+        registrar: z.string().nullable(),
+        checked_at: z.string().nullable().describe('When it was last looked up (RDAP, once a day); null before the first lookup.'),
+        error: z
+          .string()
+          .nullable()
+          .describe(
+            'Why the last lookup failed (a timeout, no RDAP service for the TLD, a domain the registry does not know); null when it answered.',
+          ),
+      })
+      .nullable()
+      .describe(
+        'Extension: the registration of the domain of its URL host, looked up daily (docs/checks.md); null for an IP address, a single-label name or a reserved name (example.com, .test, .internal).',
+      ),
     created_at: z.string(),
     updated_at: z.string(),
     uptime: z.number().describe('Percent of time not in an incident over the trailing 30 days (or since creation), 3 decimals.'),
