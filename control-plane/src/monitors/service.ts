@@ -7,6 +7,7 @@ import type { PageQuery } from '../platform/http/pagination.ts';
 import { linkDependencies } from '../dependencies/service.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import { ensureDomains } from './domain-expiry/repo.ts';
+import { defaultExpiryDays } from './expiry-warnings.ts';
 import { monitorDomain } from './domain-expiry/rules.ts';
 import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
@@ -100,8 +101,8 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     alert_regional: body.alert_regional ?? false,
     follow_redirects: body.follow_redirects,
     tags: body.tags ?? [],
-    certificate_expiry_days: body.certificate_expiry_days,
-    domain_expiry_days: body.domain_expiry_days,
+    certificate_expiry_days: body.certificate_expiry_days ?? defaultExpiryDays,
+    domain_expiry_days: body.domain_expiry_days ?? defaultExpiryDays,
     registrable_domain: monitorDomain(body.url),
     ...check,
   };
