@@ -220,6 +220,12 @@ export const settings = {
     .describe(
       'Days published events, finished deliveries and trigger calls are kept in Postgres (at least 31: longer than EVENTS keeps an event).',
     ),
+  RDAP_BOOTSTRAP_URL: z
+    .url({ protocol: /^https?$/ })
+    .default('https://data.iana.org/rdap/dns.json')
+    .describe(
+      "Where the control plane learns which RDAP server answers for each top-level domain (RFC 9224), for the daily domain-expiry lookups. Default: IANA's file.",
+    ),
   BLOCK_PRIVATE_TARGETS: bool
     .default(false)
     .describe(

@@ -50,6 +50,8 @@ describe('monitors API', () => {
       assert.deepEqual(m.integration_ids, []);
       assert.equal(m.follow_redirects, true);
       assert.deepEqual(m.tags, []);
+      assert.deepEqual(m.certificate_expiry_days, [30, 14, 7, 1]);
+      assert.deepEqual(m.domain_expiry_days, [30, 14, 7, 1]);
       assert.match(m.created_at, timestampFormat);
       assert.match(m.updated_at, timestampFormat);
       assert.deepEqual(m.project, { id: ada.project_id, name: 'Default', description: '' });

@@ -31,6 +31,8 @@ export async function startTestControlPlane(
     NATS_NAMESPACE: nats.namespace,
     LOG_LEVEL: 'silent',
     SECRET_KEY: randomBytes(32).toString('base64url'),
+    // Domain lookups never leave the machine: a test that wants them serves its own bootstrap file.
+    RDAP_BOOTSTRAP_URL: 'http://127.0.0.1:9/rdap-bootstrap.json',
     ...opts.env,
   });
   registerSecret(config.SECRET_KEY);

@@ -3,12 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createRdapClient, type RdapClient, type RdapErrorKind } from '../../control-plane/src/monitors/domain-expiry/rdap.ts';
-import {
-  expiryWarningsDue,
-  nextLookupAt,
-  registrableDomain,
-  thresholdsCovered,
-} from '../../control-plane/src/monitors/domain-expiry/rules.ts';
+import { monitorDomain, nextLookupAt, registrableDomain, settledFailure } from '../../control-plane/src/monitors/domain-expiry/rules.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -38,39 +33,43 @@ describe('the registrable domain of a monitor host', () => {
   }
 });
 
-describe('which expiry warning is due', () => {
-  const now = new Date('2030-01-01T00:00:00Z');
-  const thresholdsDays = [30, 14, 7, 1];
-  const rows: [string, number, number[], number | null][] = [
-    ['40 days left: none', 40, [], null],
-    ['exactly 30 days left: the 30-day one', 30, [], 30],
-    ['20 days left: the 30-day one', 20, [], 30],
-    ['20 days left, 30 sent: none', 20, [30], null],
-    ['10 days left, 30 sent: the 14-day one', 10, [30], 14],
-    ['5 days left, nothing sent (service was off): only the 7-day one', 5, [], 7],
-    ['5 days left, 30, 14 and 7 sent: none', 5, [30, 14, 7], null],
-    ['5 days left, 7 sent: none (30 and 14 are never sent late)', 5, [7], null],
-    ['12 hours left, 30, 14 and 7 sent: the 1-day one', 0.5, [30, 14, 7], 1],
-    ['expired 2 days ago, 30, 14 and 7 sent: the 1-day one', -2, [30, 14, 7], 1],
-    ['expired, all sent: none', -2, [30, 14, 7, 1], null],
+describe("the domain looked up for a monitor's URL", () => {
+  const rows: [string, string][] = [
+    ['https://api.eu.shop.co.uk/health', 'shop.co.uk'],
+    ['tcp://db.acme.io:5432', 'acme.io'],
+    ['dns://mail.acme.io', 'acme.io'],
+    ['icmp://router.acme.io', 'acme.io'],
+    ['wss://live.acme.io/socket', 'acme.io'],
+    ['grpcs://rpc.acme.io:443', 'acme.io'],
+    ['https://127.0.0.1:8443/', ''],
+    ['http://[::1]/', ''],
+    ['http://localhost:3000/', ''],
+    // Names no one registers: nothing to ask a registry.
+    ['https://www.example.com/', ''],
+    ['https://shop.example.org/', ''],
+    ['https://app.staging.test/', ''],
+    ['https://nas.home.arpa/', ''],
+    ['https://printer.local/', ''],
+    ['https://api.corp.internal/', ''],
+    ['not a url', ''],
   ];
-  for (const [name, daysLeft, alreadySent, due] of rows) {
-    it(name, () => {
-      const expiresAt = new Date(now.getTime() + daysLeft * DAY);
-      assert.equal(expiryWarningsDue({ expiresAt, now, thresholdsDays, alreadySent }), due);
-    });
-  }
-  it('none without thresholds', () => assert.equal(expiryWarningsDue({ expiresAt: now, now, thresholdsDays: [], alreadySent: [] }), null));
+  for (const [url, domain] of rows) it(`${url} → ${JSON.stringify(domain)}`, () => assert.equal(monitorDomain(url), domain));
+});
 
-  const covered: [number, number[], number[]][] = [
-    [7, [30, 14, 7, 1], [7, 14, 30]],
-    [30, [30, 14, 7, 1], [30]],
-    [1, [7, 1, 7], [1, 7]],
+describe('which failed lookups are the registry’s answer (asked again a day later, not an hour)', () => {
+  const rows: [RdapErrorKind, boolean][] = [
+    ['no-service', true],
+    ['not-found', true],
+    ['invalid', true],
+    ['timeout', false],
+    ['network', false],
+    ['status', false],
+    ['too-large', false],
+    ['malformed', false],
+    ['redirects', false],
   ];
-  for (const [sent, thresholds, expected] of covered) {
-    it(`a warning at ${sent} days covers ${expected.join(', ')} of ${thresholds.join(', ')}`, () =>
-      assert.deepEqual(thresholdsCovered(sent, thresholds), expected));
-  }
+  for (const [kind, settled] of rows)
+    it(`${kind}: ${settled ? 'settled' : 'retried soon'}`, () => assert.equal(settledFailure(kind), settled));
 });
 
 describe('when a domain is looked up next', () => {

@@ -101,6 +101,31 @@ describe('notification texts', () => {
       { kind: 'heartbeat.up', subject: subject('heartbeat'), data: { duration_seconds: 3_600 } },
       'Heartbeat "Api" is up again after 1h.',
     ],
+    ...(
+      [
+        [29.9, 'expires in 29 days (on 2030-04-30).'],
+        [1.2, 'expires in 1 day (on 2030-04-30).'],
+        [0.4, 'expires within a day (on 2030-04-30).'],
+        [-0.1, 'expired on 2030-04-30.'],
+      ] as const
+    ).map(([days_left, text]): [string, Parameters<typeof messageFor>[0], string] => [
+      `a certificate with ${days_left} days left`,
+      {
+        kind: 'monitor.certificate_expiring',
+        subject: subject('monitor'),
+        data: { certificate: { valid_to: '2030-04-30T08:00:00.000Z', days_left }, threshold_days: 30 },
+      },
+      `Certificate of "Api" ${text}`,
+    ]),
+    [
+      'a domain registration running out',
+      {
+        kind: 'monitor.domain_expiring',
+        subject: subject('monitor'),
+        data: { domain: { name: 'example.com', expires_at: '2030-05-01T00:00:00.000Z', days_left: 6.5 }, threshold_days: 7 },
+      },
+      'Domain example.com of "Api" expires in 6 days (on 2030-05-01).',
+    ],
   ];
   for (const [name, event, text] of messages) it(`words ${name}`, () => assert.equal(messageFor(event), text));
 });

@@ -1,4 +1,4 @@
-import type { Assertion, MonitorType } from '../../../shared/src/contracts/checks.ts';
+import type { Assertion, CertificateInfo, MonitorType } from '../../../shared/src/contracts/checks.ts';
 import { arrayLiteral, type Db, type Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp, relativeTime } from '../platform/http/time.ts';
@@ -34,6 +34,11 @@ export interface MonitorRecord {
   /** The same settings with every secret value taken out. */
   settings: Record<string, unknown>;
   assertions: Assertion[];
+  /** Days before expiry at which to warn, most distant first. */
+  certificate_expiry_days: number[];
+  domain_expiry_days: number[];
+  /** The registrable domain of the URL host ('' when none; null until worked out for a row older than it): its domain_expiry key. */
+  registrable_domain: string | null;
   status: number;
   flapping_since: string | null;
   flap_last_change_at: string | null;
@@ -46,6 +51,12 @@ export interface MonitorRecord {
 
 interface ReadRow extends MonitorRecord {
   snoozed_until: string | null;
+  certificate: CertificateInfo | null;
+  domain_name: string | null;
+  domain_expires_at: string | null;
+  domain_registrar: string | null;
+  domain_looked_up_at: string | null;
+  domain_error: string | null;
   project_name: string;
   project_description: string;
   integration_ids: string[];
@@ -62,7 +73,8 @@ interface ReadRow extends MonitorRecord {
  * Monitors with what the pipeline derived for them: incidents, the 30-day uptime (time not in an
  * incident over the trailing 30 days, or since creation when younger) and the last check.
  * `monitors` yields the rows to show (a page at most); everything derived is looked up for those
- * rows only, each by an index, so the cost does not grow with the number of monitors.
+ * rows only, each by an index (the latest certificate and the domain's registration are joined
+ * by their keys), so the cost does not grow with the number of monitors.
  */
 function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``, order = sql`m.created_at, m.id`) {
   const ts = now.toISOString();
@@ -78,13 +90,22 @@ function readQuery(sql: Sql, now: Date, monitors: ReturnType<Sql>, extra = sql``
       monitor_down_seconds(m.id, w.since, ${ts}::timestamptz, mw.ranges) as down_seconds,
       monitor_degraded_seconds(m.id, w.since, ${ts}::timestamptz, mw.ranges) as degraded_seconds,
       (extract(epoch from (${ts}::timestamptz - w.since)) - multirange_seconds(mw.ranges))::float8 as window_seconds,
-      greatest(m.last_checked_at, (select max(r.checked_at) from monitor_regions r where r.monitor_id = m.id)) as last_checked_at
+      greatest(m.last_checked_at, (select max(r.checked_at) from monitor_regions r where r.monitor_id = m.id)) as last_checked_at,
+      c.certificate, nullif(m.registrable_domain, '') as domain_name, d.expires_at as domain_expires_at,
+      d.registrar as domain_registrar, d.looked_up_at as domain_looked_up_at, d.error as domain_error
       ${extra}
     from (${monitors}) m
     join projects p on p.id = m.project_id
+    left join monitor_certificates c on c.monitor_id = m.id
+    left join domain_expiry d on d.domain = m.registrable_domain
     cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - interval '30 days') as since) w
     cross join lateral (select maintenance_ranges(m.project_id, m.id, w.since, ${ts}::timestamptz) as ranges) mw
     order by ${order}`;
+}
+
+/** Days until `at` from now, with a fraction (3 decimals), as a check reports them. */
+function daysLeft(at: string, now: Date): number {
+  return Math.round(((Date.parse(at) - now.getTime()) / 86_400_000) * 1000) / 1000;
 }
 
 function toMonitor(r: ReadRow, now: Date): Monitor {
@@ -126,6 +147,18 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     type: r.type,
     settings: r.settings,
     assertions: r.assertions,
+    certificate_expiry_days: r.certificate_expiry_days,
+    domain_expiry_days: r.domain_expiry_days,
+    certificate: r.certificate && { ...r.certificate, days_left: daysLeft(r.certificate.valid_to, now) },
+    domain: r.domain_name
+      ? {
+          name: r.domain_name,
+          expires_at: formatTimestamp(r.domain_expires_at),
+          registrar: r.domain_registrar,
+          checked_at: formatTimestamp(r.domain_looked_up_at),
+          error: r.domain_error,
+        }
+      : null,
     created_at: formatTimestamp(r.created_at),
     updated_at: formatTimestamp(r.updated_at),
     uptime: uptimePercent(r.down_seconds, r.window_seconds),
@@ -246,18 +279,22 @@ export type MonitorWrite = Omit<
   | 'flap_last_change_at'
   | 'regional_regions'
   | 'degraded_regions'
->;
+  | 'registrable_domain'
+> & { registrable_domain: string };
 
 export async function insertMonitor(db: Db, m: MonitorWrite): Promise<string> {
   const [row] = await db<{ id: string }[]>`
     insert into monitors (project_id, name, url, method, valid_http_codes, basic_auth_username, basic_auth_password_sealed,
       active, interval_seconds, timeout_seconds, regions, quorum, confirm_down, confirm_up, flap_threshold, flap_window_seconds,
-      alert_regional, alert_degraded, follow_redirects, tags, type, settings_sealed, settings, assertions)
+      alert_regional, alert_degraded, follow_redirects, tags, type, settings_sealed, settings, assertions, certificate_expiry_days,
+      domain_expiry_days, registrable_domain)
     values (${m.project_id}, ${m.name}, ${m.url}, ${m.method}, ${db.array(m.valid_http_codes)}::int[], ${m.basic_auth_username},
       ${m.basic_auth_password_sealed}, ${m.active}, ${m.interval_seconds}, ${m.timeout_seconds},
       ${m.regions ? db.array(m.regions) : null}::text[], ${m.quorum}, ${m.confirm_down}, ${m.confirm_up}, ${m.flap_threshold},
       ${m.flap_window_seconds}, ${m.alert_regional}, ${m.alert_degraded}, ${m.follow_redirects}, ${arrayLiteral(m.tags)}::text[], ${m.type},
-      ${m.settings_sealed}, ${db.json(m.settings as never)}, ${db.json(m.assertions as never)})
+      ${m.settings_sealed}, ${db.json(m.settings as never)}, ${db.json(m.assertions as never)},
+      ${arrayLiteral(m.certificate_expiry_days.map(String))}::int[], ${arrayLiteral(m.domain_expiry_days.map(String))}::int[],
+      ${m.registrable_domain})
     returning id`;
   return row!.id;
 }
@@ -273,7 +310,10 @@ export async function updateMonitor(db: Db, id: string, m: MonitorWrite): Promis
       alert_regional = ${m.alert_regional}, alert_degraded = ${m.alert_degraded},
       follow_redirects = ${m.follow_redirects},
       tags = ${arrayLiteral(m.tags)}::text[], type = ${m.type}, settings_sealed = ${m.settings_sealed},
-      settings = ${db.json(m.settings as never)}, assertions = ${db.json(m.assertions as never)}, updated_at = now()
+      settings = ${db.json(m.settings as never)}, assertions = ${db.json(m.assertions as never)},
+      certificate_expiry_days = ${arrayLiteral(m.certificate_expiry_days.map(String))}::int[],
+      domain_expiry_days = ${arrayLiteral(m.domain_expiry_days.map(String))}::int[],
+      registrable_domain = ${m.registrable_domain}, updated_at = now()
     where id = ${id}`;
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   Assertion,
   AssertionOutcome,
+  CertificateInfo,
   CheckDetails,
   MAX_ASSERTIONS,
   MonitorType,
@@ -11,6 +12,7 @@ import {
 import { HttpMethod } from '../../../shared/src/contracts/monitoring.ts';
 import { dependsOnField, SubjectRefSchema } from '../dependencies/schemas.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
+import { defaultExpiryDays } from './expiry-warnings.ts';
 
 /** Every code 200-299: what `valid_http_codes` means when it is left out. */
 export const defaultValidHttpCodes = Array.from({ length: 100 }, (_, i) => 200 + i);
@@ -45,6 +47,18 @@ const settingsDocs = monitorTypes.map((type) => {
   const { $schema: _drop, ...schema } = z.toJSONSchema(settingsOf[type], { io: 'input' });
   return { title: `${type} settings`, ...schema };
 });
+
+/** Thresholds an expiry warning list may hold. */
+export const MAX_EXPIRY_THRESHOLDS = 10;
+const expiryDays = (what: string) =>
+  z
+    .array(z.number().int().min(1).max(365))
+    .max(MAX_EXPIRY_THRESHOLDS)
+    // One warning per threshold, the most distant first: the order is the list's meaning.
+    .overwrite((list) => [...new Set(list)].sort((a, b) => b - a))
+    .describe(
+      `Extension: days before ${what} at which to warn, each once (whole days, 1 to 365, at most ${MAX_EXPIRY_THRESHOLDS}; stored without repeats, the most distant first). Default [30, 14, 7, 1]; [] turns the warning off. Left out on update: kept.`,
+    );
 
 /** Fields a create and an update share, with the spec's bounds. */
 const writable = {
@@ -128,6 +142,8 @@ const writable = {
     .describe(
       `Extension: up to ${MAX_ASSERTIONS} conditions the check must meet besides its type's own rule (HTTP: an accepted status code). A failing one fails the check (severity \`down\`) or makes the monitor degraded (\`degraded\`). Left out on create: none; on update: kept.`,
     ),
+  certificate_expiry_days: expiryDays('the certificate the checks see expires (monitor.certificate_expiring)'),
+  domain_expiry_days: expiryDays("the registration of the monitor's domain runs out (monitor.domain_expiring)"),
 };
 
 function timeoutWithinInterval(v: { interval?: number | undefined; timeout?: number | undefined }, ctx: z.RefinementCtx) {
@@ -177,6 +193,8 @@ export const MonitorCreateBody = z
     type: writable.type.default('http'),
     settings: writable.settings.optional(),
     assertions: writable.assertions.optional(),
+    certificate_expiry_days: writable.certificate_expiry_days.default(() => [...defaultExpiryDays]),
+    domain_expiry_days: writable.domain_expiry_days.default(() => [...defaultExpiryDays]),
   })
   .superRefine(quorumWithinRegions);
 export type MonitorCreateBody = z.infer<typeof MonitorCreateBody>;
@@ -239,6 +257,37 @@ export const Monitor = z
       .record(z.string(), z.unknown())
       .describe("Extension: the type's settings, header values, request bodies and metadata values as null (write-only)."),
     assertions: z.array(Assertion).describe('Extension: the conditions the check must meet (none: an empty list).'),
+    certificate_expiry_days: z
+      .array(z.number().int())
+      .describe('Extension: days before the certificate expires at which the monitor warns, most distant first ([]: never).'),
+    domain_expiry_days: z
+      .array(z.number().int())
+      .describe("Extension: days before the domain's registration runs out at which the monitor warns, most distant first ([]: never)."),
+    certificate: CertificateInfo.nullable().describe(
+      'Extension: the latest certificate its checks saw (TLS checks only), `days_left` counted from now; null when none has been seen.',
+    ),
+    domain: z
+      .object({
+        name: z.string().describe('The registrable domain of the URL host (example.com for api.example.com), as looked up.'),
+        expires_at: z
+          .string()
+          .nullable()
+          .describe(
+            'When its registration runs out; null until looked up, or when the registry publishes no date. Kept through a failed lookup.',
+          ),
+        registrar: z.string().nullable(),
+        checked_at: z.string().nullable().describe('When it was last looked up (RDAP, once a day); null before the first lookup.'),
+        error: z
+          .string()
+          .nullable()
+          .describe(
+            'Why the last lookup failed (a timeout, no RDAP service for the TLD, a domain the registry does not know); null when it answered.',
+          ),
+      })
+      .nullable()
+      .describe(
+        'Extension: the registration of the domain of its URL host, looked up daily (docs/checks.md); null for an IP address, a single-label name or a reserved name (example.com, .test, .internal).',
+      ),
     created_at: z.string(),
     updated_at: z.string(),
     uptime: z.number().describe('Percent of time not in an incident over the trailing 30 days (or since creation), 3 decimals.'),

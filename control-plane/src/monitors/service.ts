@@ -6,6 +6,9 @@ import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
 import { linkDependencies } from '../dependencies/service.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
+import { ensureDomains } from './domain-expiry/repo.ts';
+import { defaultExpiryDays } from './expiry-warnings.ts';
+import { monitorDomain } from './domain-expiry/rules.ts';
 import * as repo from './repo.ts';
 import { credentialsFromUrl } from './url-credentials.ts';
 import { isPlain, redactSettings, validateCheck } from './check-spec.ts';
@@ -103,10 +106,14 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
     alert_degraded: body.alert_degraded ?? false,
     follow_redirects: body.follow_redirects,
     tags: body.tags ?? [],
+    certificate_expiry_days: body.certificate_expiry_days ?? defaultExpiryDays,
+    domain_expiry_days: body.domain_expiry_days ?? defaultExpiryDays,
+    registrable_domain: monitorDomain(body.url),
     ...check,
   };
   const id = await ctx.sql.begin(async (tx) => {
     const id = await repo.insertMonitor(tx, write);
+    if (write.active) await ensureDomains(tx, [write.registrable_domain], ctx.now());
     await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids ?? []);
     await linkDependencies(tx, body.project_id, { type: 'monitor', id }, body.depends_on ?? []);
     return id;
@@ -170,10 +177,14 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     alert_degraded: body.alert_degraded ?? current.alert_degraded,
     follow_redirects: body.follow_redirects ?? current.follow_redirects,
     tags: body.tags ?? current.tags,
+    certificate_expiry_days: body.certificate_expiry_days ?? current.certificate_expiry_days,
+    domain_expiry_days: body.domain_expiry_days ?? current.domain_expiry_days,
+    registrable_domain: monitorDomain(body.url ?? current.url),
     ...check,
   };
   await ctx.sql.begin(async (tx) => {
     await repo.updateMonitor(tx, id, write);
+    if (write.active) await ensureDomains(tx, [write.registrable_domain], ctx.now());
     await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids);
     await linkDependencies(tx, current.project_id, { type: 'monitor', id }, body.depends_on);
   });

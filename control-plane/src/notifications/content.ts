@@ -37,6 +37,21 @@ export function formatDuration(seconds: number): string {
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+const record = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/**
+ * "expires in 9 days (on 2030-01-10)": whole days, never more than are left (9.6 days left is 9);
+ * "expires within a day", "expired on" past it.
+ */
+export function expiresIn(daysLeft: number | undefined, at: string | undefined): string {
+  const on = at ? at.slice(0, 10) : undefined;
+  if (daysLeft === undefined) return on ? `expires on ${on}` : 'expires soon';
+  if (daysLeft < 0) return on ? `expired on ${on}` : 'has expired';
+  const days = Math.floor(daysLeft);
+  const when = days < 1 ? 'within a day' : `in ${days} day${days === 1 ? '' : 's'}`;
+  return `expires ${when}${on ? ` (on ${on})` : ''}`;
+}
 
 const heartbeatReasons: Record<string, string> = {
   missed: 'no ping arrived within the grace period',
@@ -80,6 +95,15 @@ export function messageFor(e: Pick<DomainEvent, 'kind' | 'subject' | 'data'>): s
       return `Monitor "${name}" is flapping: ${num(e.data.changes) ?? 'many'} changes within ${formatDuration(num(e.data.window_seconds) ?? 0)}; it is ${e.data.status === 'down' ? 'down' : 'up'} now. Its changes are not sent one by one until it settles.`;
     case 'monitor.settled':
       return `Monitor "${name}" has stopped flapping and is ${e.data.status === 'down' ? 'down' : 'up'}.`;
+    case 'monitor.certificate_expiring': {
+      const c = record(e.data.certificate);
+      return `Certificate of "${name}" ${expiresIn(num(c.days_left), str(c.valid_to))}.`;
+    }
+    case 'monitor.domain_expiring': {
+      const d = record(e.data.domain);
+      const domain = str(d.name);
+      return `Domain ${domain ? `${domain} ` : ''}of "${name}" ${expiresIn(num(d.days_left), str(d.expires_at))}.`;
+    }
     case 'heartbeat.down':
       return `Heartbeat "${name}" is down: ${causeOf(e.data) ?? heartbeatReasons.missed}.`;
     case 'heartbeat.up':
@@ -220,6 +244,20 @@ export function render(n: Notification): Rendered {
     if (tone === 'down') add('Degraded since', str(d.started_at));
     const duration = num(d.duration_seconds);
     if (duration !== undefined) add('For', formatDuration(duration));
+  } else if (n.event === 'monitor.certificate_expiring') {
+    const c = record(d.certificate);
+    title = `Certificate of ${name} ${(num(c.days_left) ?? 0) < 0 ? 'has expired' : 'expires soon'}`;
+    add('URL', str(d.url));
+    add('Valid until', str(c.valid_to));
+    add('Issuer', str(c.issuer));
+    add('Names', list(c.sans).join(', '));
+  } else if (n.event === 'monitor.domain_expiring') {
+    const dm = record(d.domain);
+    title = `Domain of ${name} ${(num(dm.days_left) ?? 0) < 0 ? 'has expired' : 'expires soon'}`;
+    add('Domain', str(dm.name));
+    add('Registered until', str(dm.expires_at));
+    add('Registrar', str(dm.registrar));
+    add('URL', str(d.url));
   } else if (n.event === 'alert.renotified' || n.event === 'alert.escalated') {
     const what = n.subject.type === 'monitor' ? 'Monitor' : 'Heartbeat';
     title = n.event === 'alert.escalated' ? `Escalated: ${what} ${name} is down` : `${what} ${name} is still down`;

@@ -1,4 +1,4 @@
-import { degradedKinds, DomainEvent, regionalKinds } from '../../../shared/src/contracts/events.ts';
+import { degradedKinds, DomainEvent, expiryKinds, regionalKinds } from '../../../shared/src/contracts/events.ts';
 import { nameUuid } from '../../../shared/src/name-uuid.ts';
 import { childTiming, heartbeatUpAt, incidentEnd, parentIncidents, parentRows } from '../dependencies/repo.ts';
 import { decideDependent, recoveryGraceMs, settleMs, type DependentDecision } from '../dependencies/rules.ts';
@@ -32,7 +32,7 @@ export interface RoutedBatch {
  * is not sent (the change that makes it flap sends one "flapping" message instead); a down whose
  * parent is (or may yet be found) down waits with that parent's outage; a project that groups
  * alerts holds its monitors' changes until its window ends. An up is delivered exactly when its
- * down was. Decisions read the event's own occurred_at, so an event routed late or again is
+ * down was. Expiry warnings are delivered at once. Decisions read the event's own occurred_at, so an event routed late or again is
  * decided the same way. Projects with none of these policies take the plain path: two small
  * look-ups per batch.
  */
@@ -66,6 +66,12 @@ export async function routeAlerts(tx: Db, events: readonly DomainEvent[], now: D
   };
   for (const e of events) {
     const at = Date.parse(e.occurred_at);
+    if (expiryKinds.has(e.kind)) {
+      // A warning about a date, sent once: holding it for a window or a snooze would only make it
+      // later, and it is neither a change of state to pair, flap or group.
+      route.push(e);
+      continue;
+    }
     if (regionalKinds.has(e.kind) || degradedKinds.has(e.kind)) {
       // A regional incident or degraded period of a monitor that asks for them: sent unless a maintenance window covers it.
       const inWindow = decideAlert({

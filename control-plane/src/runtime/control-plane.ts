@@ -18,6 +18,7 @@ import { createMetrics, metricsOnOwnPort, type Metrics } from '../../../shared/s
 import { startRetention } from './retention.ts';
 import { startNotifyRole, type NotifyTuning } from '../notifications/role.ts';
 import { startBoundaryWorker } from '../maintenance/boundaries.ts';
+import { startDomainExpiry, type DomainExpiryJob } from '../monitors/domain-expiry/job.ts';
 import { startOpsServer } from './ops.ts';
 
 export interface ControlPlaneOptions {
@@ -51,6 +52,8 @@ export interface RunningControlPlane {
   /** Where /healthz, /readyz and /metrics answer: the API, or a listener of their own (without the api role, or on a METRICS_PORT apart from PORT). */
   metricsUrl: string;
   app?: App;
+  /** The domain-expiry lookups, when this process runs the ingest role (tests run a pass at will). */
+  domainExpiry?: DomainExpiryJob;
   stop(): Promise<void>;
 }
 
@@ -71,6 +74,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
     for (const s of [...stops].reverse()) await s();
   };
   let app: App | undefined;
+  let domainExpiry: DomainExpiryJob | undefined;
   let url: string | undefined;
   let metricsUrl: string | undefined;
   try {
@@ -123,6 +127,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
         now,
       });
       stops.push(async () => retention.stop());
+      // Domain registrations, looked up daily in the background by one process at a time (a lease).
+      const lookups = startDomainExpiry({ sql: opts.sql, log, clock, bootstrapUrl: config.RDAP_BOOTSTRAP_URL, outbox: outbox! });
+      stops.push(lookups.stop);
+      domainExpiry = lookups;
     }
     if (opts.roles.includes('deadline')) {
       const deadline = await startDeadline({
@@ -184,6 +192,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
     url,
     metricsUrl: metricsUrl!,
     app,
+    domainExpiry,
     async stop() {
       await stopAll();
       log.info('control plane stopped');

@@ -82,26 +82,25 @@ export const AssertionTarget = z.union([
   z.array(z.union([z.string().max(500), z.number().finite()])).max(100),
 ]);
 
-export const Assertion = z
-  .object({
-    source: z.enum(assertionSources).describe('What the assertion reads. Each type accepts some sources (docs/checks.md).'),
-    path: z
-      .string()
-      .min(1)
-      .max(500)
-      .optional()
-      .describe('For `json`: a JSONPath (`$.status`, `$.items[0].id`); for `header`: the header name. Required by those two sources.'),
-    operator: z.enum(assertionOperators),
-    target: AssertionTarget.optional().describe(
-      'The value compared with. A number for the comparisons, a list for `in`, a pattern (RE2 syntax) for `matches`; none for `exists`/`not_exists`.',
+export const Assertion = z.object({
+  source: z.enum(assertionSources).describe('What the assertion reads. Each type accepts some sources (docs/checks.md).'),
+  path: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe('For `json`: a JSONPath (`$.status`, `$.items[0].id`); for `header`: the header name. Required by those two sources.'),
+  operator: z.enum(assertionOperators),
+  target: AssertionTarget.optional().describe(
+    'The value compared with. A number for the comparisons, a list for `in`, a pattern (RE2 syntax) for `matches`; none for `exists`/`not_exists`.',
+  ),
+  severity: z
+    .enum(['down', 'degraded'])
+    .default('down')
+    .describe(
+      '`down` (the default): a failing assertion fails the check. `degraded`: the check passes but the monitor is degraded (status 4), e.g. slow but up.',
     ),
-    severity: z
-      .enum(['down', 'degraded'])
-      .default('down')
-      .describe(
-        '`down` (the default): a failing assertion fails the check. `degraded`: the check passes but the monitor is degraded (status 4), e.g. slow but up.',
-      ),
-  });
+});
 export type Assertion = z.infer<typeof Assertion>;
 export type AssertionInput = z.input<typeof Assertion>;
 
@@ -112,7 +111,7 @@ export const AssertionOutcome = z
     operator: z.enum(assertionOperators),
     // Published as any JSON value (a string, number, boolean, null or list): strict validators
     // refuse a union of types, and a consumer displays these rather than branching on them.
-    target: z.unknown().optional().describe('The assertion\'s target, as configured.'),
+    target: z.unknown().optional().describe("The assertion's target, as configured."),
     severity: z.enum(['down', 'degraded']),
     passed: z.boolean(),
     observed: z

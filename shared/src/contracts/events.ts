@@ -10,6 +10,8 @@ export const eventKinds = [
   'monitor.regional_up',
   'monitor.degraded',
   'monitor.restored',
+  'monitor.certificate_expiring',
+  'monitor.domain_expiring',
   'heartbeat.down',
   'heartbeat.up',
   'heartbeat.late',
@@ -30,8 +32,21 @@ export const eventKinds = [
 ] as const;
 export const EventKind = z.enum(eventKinds);
 
+/**
+ * A monitor's certificate or domain nearing its expiry: a warning, recorded only for a monitor
+ * that asks for it (a non-empty list of days), sent once per threshold whatever the monitor's state.
+ */
+const expiryKindList: EventKind[] = ['monitor.certificate_expiring', 'monitor.domain_expiring'];
+export const expiryKinds: ReadonlySet<string> = new Set(expiryKindList);
+
 /** The kinds that notify a resource's integrations (trigger calls make their deliveries themselves). */
-export const alertKinds: ReadonlySet<string> = new Set<EventKind>(['monitor.down', 'monitor.up', 'heartbeat.down', 'heartbeat.up']);
+export const alertKinds: ReadonlySet<string> = new Set<EventKind>([
+  'monitor.down',
+  'monitor.up',
+  'heartbeat.down',
+  'heartbeat.up',
+  ...expiryKindList,
+]);
 export type EventKind = z.infer<typeof EventKind>;
 
 /** A monitor's regional incident opening or closing: an alert only for monitors that ask (`alert_regional`). */

@@ -41,7 +41,8 @@ export const documented: Entry[] = [
       'transition is published once. Subscribe to `<ns>.events.*.monitor.>` for every monitor event of every project,',
       'or `<ns>.events.<project_id>.>` for one project. Kinds: `monitor.down`, `monitor.up`, `heartbeat.down`,',
       '`heartbeat.up`, `heartbeat.late`, `heartbeat.started`, `trigger.fired`, `maintenance.started`, `maintenance.ended`,',
-      '`monitor.flapping`, `monitor.settled`, `monitor.regional_down`, `monitor.regional_up`, and about the deployment (project',
+      '`monitor.flapping`, `monitor.settled`, `monitor.regional_down`, `monitor.regional_up`, `monitor.certificate_expiring`,',
+      '`monitor.domain_expiring`, and about the deployment (project',
       'id all zeros) `region.degraded`, `region.recovered`. A regional incident (failing in some regions, fewer than the quorum:',
       'the monitor stays up) has `data` = `scope` (`regional`), `regions`, `cause`, `incident_id`, `started_at`, `evidence` when',
       'it opens, and `regions`, `incident_id`, `duration_seconds` when it closes.',
@@ -53,6 +54,11 @@ export const documented: Entry[] = [
       '`monitor.flapping` (the change that made it flap) has `data` = `status` (`down` or `up` now), `changes` (within the window),',
       '`window_seconds`, `flapping_since`, `url`; `monitor.settled` (a whole window without a change) has `status`,',
       '`flapping_since`, `last_change_at`, `url` and, when down, `incident_id`.',
+      "Expiry warnings are published once per threshold crossed (the monitor's `certificate_expiry_days`,",
+      "`domain_expiry_days`), whatever the monitor's state: `monitor.certificate_expiring` has `data` = `url`, `certificate`",
+      '(`subject`, `issuer`, `sans`, `valid_to`, `days_left` when checked) and `threshold_days`, at the check that crossed it;',
+      '`monitor.domain_expiring` has `url`, `domain` (`name`, `expires_at`, `registrar`, `days_left` when looked up) and',
+      '`threshold_days`, at the daily RDAP lookup (docs/checks.md).',
     ].join('\n'),
     schema: DomainEvent,
   },
@@ -116,7 +122,7 @@ export const documented: Entry[] = [
  * value is a compatible addition as well.
  */
 export function publishedSchema(schema: z.ZodType): Record<string, unknown> {
-  return z.toJSONSchema(schema, {
+  const json = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io: 'input',
     override: ({ jsonSchema }) => {
@@ -126,7 +132,24 @@ export function publishedSchema(schema: z.ZodType): Record<string, unknown> {
       const open = 'Known values are listed as examples; new values may be added.';
       jsonSchema.description = jsonSchema.description ? `${jsonSchema.description}. ${open}` : open;
     },
-  }) as Record<string, unknown>;
+  });
+  return typeListsAsAnyOf(json) as Record<string, unknown>;
+}
+
+/**
+ * zod writes a union of plain types as a list (`"type": ["string", "null"]`): valid JSON Schema,
+ * but validators in strict mode (ajv's default) refuse it, so it is published as the same union
+ * in anyOf, which every validator takes.
+ */
+function typeListsAsAnyOf(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(typeListsAsAnyOf);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'type' && Array.isArray(value)) out.anyOf = value.map((type: unknown) => ({ type }));
+    else out[key] = typeListsAsAnyOf(value);
+  }
+  return out;
 }
 
 export function renderStreamsDoc(entries: Entry[] = documented): string {

@@ -2,9 +2,6 @@ import { domainToASCII } from 'node:url';
 import sjson from 'secure-json-parse';
 import { Agent, request, type Dispatcher } from 'undici';
 
-/** IANA's list of the RDAP service of every top-level domain (RFC 9224). */
-export const IANA_DNS_BOOTSTRAP_URL = 'https://data.iana.org/rdap/dns.json';
-
 const DAY_MS = 86_400_000;
 const MAX_ANSWER_BYTES = 1024 * 1024;
 /** RDAP services redirect (a thin registry to its successor, an aggregator to the registry). */
@@ -53,8 +50,8 @@ export interface RdapClient {
 }
 
 export interface RdapClientOptions {
-  /** IANA's file by default. */
-  bootstrapUrl?: string;
+  /** The list of the RDAP service of every top-level domain (RFC 9224): IANA's file (RDAP_BOOTSTRAP_URL). */
+  bootstrapUrl: string;
   /** undici with the time and size limits by default. */
   fetchJson?: FetchJson;
   /** Per request, the whole answer included. */
@@ -75,7 +72,7 @@ interface Service {
  * TLD, that server says when the domain expires and who its registrar is.
  */
 export function createRdapClient(opts: RdapClientOptions): RdapClient {
-  const bootstrapUrl = new URL(opts.bootstrapUrl ?? IANA_DNS_BOOTSTRAP_URL);
+  const bootstrapUrl = new URL(opts.bootstrapUrl);
   const bootstrapTtlMs = opts.bootstrapTtlMs ?? DAY_MS;
   const http = opts.fetchJson
     ? { fetchJson: opts.fetchJson, close: async () => {} }

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import type { RdapErrorKind } from './rdap.ts';
 
-const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 /**
@@ -50,23 +50,31 @@ export function registrableDomain(hostname: string): string | null {
 }
 
 /**
- * The warning to send now, as its threshold in days: the most urgent threshold the remaining
- * time has crossed, unless it was already sent; null when none is due. Only one per call, and
- * never a less urgent one late: a warning "30 days left" that was missed (the service was off)
- * while only 5 days are left would mislead, so only the 7-day one goes out, and the caller then
- * records every threshold from it upwards as sent (thresholdsCovered).
+ * Names no one registers (RFC 2606, RFC 6761 and their kin): documentation and test names, and
+ * names for private networks. No registry has an expiry date for them, so they are not asked.
  */
-export function expiryWarningsDue(opts: { expiresAt: Date; now: Date; thresholdsDays: number[]; alreadySent: number[] }): number | null {
-  const remainingMs = opts.expiresAt.getTime() - opts.now.getTime();
-  const crossed = opts.thresholdsDays.filter((t) => remainingMs <= t * DAY_MS);
-  if (crossed.length === 0) return null;
-  const mostUrgent = Math.min(...crossed);
-  return opts.alreadySent.includes(mostUrgent) ? null : mostUrgent;
+const RESERVED_DOMAINS = new Set(['example.com', 'example.net', 'example.org', 'home.arpa']);
+const RESERVED_TLDS = new Set(['test', 'example', 'invalid', 'localhost', 'local', 'internal', 'arpa']);
+
+/**
+ * The registrable domain of a monitor's URL host, '' when there is none to look up (an IP
+ * address, localhost, a reserved name, a URL without a host): stored so, '' tells "none" from
+ * "not worked out yet".
+ */
+export function monitorDomain(url: string): string {
+  const host = URL.parse(url)?.hostname;
+  const domain = host ? registrableDomain(host) : null;
+  if (domain === null || RESERVED_DOMAINS.has(domain) || RESERVED_TLDS.has(domain.slice(domain.lastIndexOf('.') + 1))) return '';
+  return domain;
 }
 
-/** The thresholds a warning at `sent` days stands for: itself and every less urgent one. */
-export function thresholdsCovered(sent: number, thresholdsDays: number[]): number[] {
-  return [...new Set(thresholdsDays.filter((t) => t >= sent))].sort((a, b) => a - b);
+/**
+ * A failed lookup that is the registry's answer rather than its bad moment (no RDAP service for
+ * the TLD, a domain it does not know, a name that is not a domain): asking again within the hour
+ * would get the same, so it is asked again a day later, like a lookup that succeeded.
+ */
+export function settledFailure(kind: RdapErrorKind): boolean {
+  return kind === 'no-service' || kind === 'not-found' || kind === 'invalid';
 }
 
 /**

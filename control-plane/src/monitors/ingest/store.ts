@@ -23,6 +23,7 @@ import {
   type Streak,
   type VerdictPolicy,
 } from '../status.ts';
+import { recordCertificates } from './certificates.ts';
 import { columnsOf } from './columns.ts';
 
 /** A monitor that got new rows: one row per region voting for it (one row without a region when none does). */
@@ -75,8 +76,9 @@ interface Subject {
 
 /**
  * Writes a batch of results in one transaction and applies their effects: each region's latest
- * vote and last check, hourly rollups, and status transitions with their incident and event
- * (incidents/rules.ts decides, incidents/repo.ts writes).
+ * vote and last check, hourly rollups, status transitions with their incident and event
+ * (incidents/rules.ts decides, incidents/repo.ts writes), and the certificates checks presented
+ * with their expiry warnings (certificates.ts).
  * Only rows actually inserted have effects, so a redelivered batch changes nothing.
  * Returns the events to publish once the transaction has committed.
  *
@@ -176,6 +178,8 @@ export async function storeResults(sql: Sql, results: readonly CheckResult[], no
     const events = await applyEvaluations(tx, outcomes, now);
     if (regional.length > 0) events.push(...(await applyRegional(tx, regional)));
     if (degraded.length > 0) events.push(...(await applyDegraded(tx, degraded)));
+    // The monitors the rows name are those with results stored now: a redelivered batch has none.
+    events.push(...(await recordCertificates(tx, kept, rows)));
     return events;
   });
 }

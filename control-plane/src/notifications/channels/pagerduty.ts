@@ -15,7 +15,8 @@ const PagerDutyConfig = z.strictObject({
 /**
  * One PagerDuty incident per monitor incident (per heartbeat down period, per regional incident):
  * the down event opens it, the up event resolves it with the same key, and the alert's steps
- * (acknowledged, escalated) name it too. Anything else opens an incident of its own.
+ * (acknowledged, escalated) name it too. Expiry warnings of a monitor share one incident per kind.
+ * Anything else opens an incident of its own.
  */
 export function dedupKey(n: Notification): string {
   const incident = typeof n.data.incident_id === 'string' ? `:${n.data.incident_id}` : '';
@@ -25,6 +26,9 @@ export function dedupKey(n: Notification): string {
     return `uptime:monitor:${n.subject.id}:degraded${period}`;
   }
   if (n.event === 'monitor.flapping' || n.event === 'monitor.settled') return `uptime:monitor:${n.subject.id}:flapping`;
+  // A monitor's certificate warnings (domain warnings) add to one open incident, apart from its outages.
+  if (n.event === 'monitor.certificate_expiring') return `uptime:monitor:${n.subject.id}:certificate`;
+  if (n.event === 'monitor.domain_expiring') return `uptime:monitor:${n.subject.id}:domain`;
   if (n.subject.type === 'monitor') return `uptime:monitor:${n.subject.id}${incident}`;
   if (n.subject.type === 'heartbeat') return `uptime:heartbeat:${n.subject.id}`;
   if (n.subject.type === 'integration') return `uptime:integration:${n.subject.id}`;

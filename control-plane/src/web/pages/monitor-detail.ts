@@ -20,6 +20,7 @@ import { dependencyNames, dependsOnLinks } from '../dependency-choices.ts';
 import { urls } from '../urls.ts';
 import { defaultChartRange } from '../chart-range.ts';
 import { badgeCard } from './badges.ts';
+import { expiryCards } from './expiry-cards.ts';
 import { maintenanceNote } from './maintenance.ts';
 import { codesText } from './monitor-form.ts';
 
@@ -264,7 +265,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
           })}
           ${maintenanceNote(covered)}
           <div data-live="${base}?fragment=1&amp;range=${range}" data-live-every="5000">${body}</div>
-          ${alertPanel({ base, csrf, open, snoozedUntil: monitor.snoozed_until })}
+          ${alertPanel({ base, csrf, open, snoozedUntil: monitor.snoozed_until })} ${expiryCards(monitor, now)}
           <div class="two-col">${details(monitor, names)}${badgeCard(deps, csrf, base, slug)}</div>`,
       ),
     );
