@@ -22,6 +22,8 @@ import { defaultChartRange } from '../chart-range.ts';
 import { badgeCard } from './badges.ts';
 import { maintenanceNote } from './maintenance.ts';
 import { codesText } from './monitor-form.ts';
+import { lastCheckCard } from '../check-details.ts';
+import { typeLabel } from '../check-fields.ts';
 
 type Results = Awaited<ReturnType<typeof monitorResults>>['items'];
 type Incidents = Awaited<ReturnType<typeof monitorIncidents>>['items'];
@@ -175,6 +177,7 @@ function live(m: Monitor, range: ChartRange, chart: Html, results: Results, inci
       </div>
       ${checksTable(results, now)}
     </div>
+    ${lastCheckCard(results)}
     <div class="card">
       <div class="card-head"><h2>Incidents</h2></div>
       ${incidentsTable(incidents, now)}
@@ -258,7 +261,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead(monitor.name, {
-            sub: html`<span class="tag">${monitor.method}</span>
+            sub: html`<span class="tag" data-testid="monitor-type">${typeLabel(monitor)}</span>
               <a href="${monitor.url}" rel="noopener noreferrer" target="_blank">${monitor.url}</a>`,
             actions,
           })}
