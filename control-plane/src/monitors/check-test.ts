@@ -10,7 +10,8 @@ import { AppError, notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
 import { isPlain, validateCheck } from './check-spec.ts';
 import * as repo from './repo.ts';
-import { defaultValidHttpCodes, MonitorCreateBody } from './schemas.ts';
+import { defaultValidHttpCodes, MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';
+import { previewUpdate } from './service.ts';
 import { credentialsFromUrl, moveIntoBasicAuth } from './url-credentials.ts';
 
 /**
@@ -112,36 +113,51 @@ export async function testSaved(ctx: ApiContext, p: Principal, id: string, where
   const current = await repo.findRecord(ctx.sql, id, [...p.projectIds]);
   if (!current) throw notFound();
   throttle(ctx, p);
-  const key = ctx.keys.checkCredentials;
-  const m = moveIntoBasicAuth(current, (password) => seal(password, key));
   // Settings sealed under a key since replaced cannot be opened: say so rather than test without them.
-  if (m.settings_sealed !== null) {
+  if (current.settings_sealed !== null) {
     try {
-      open(m.settings_sealed, key);
+      open(current.settings_sealed, ctx.keys.checkCredentials);
     } catch {
       throw new AppError('CONFLICT', "The monitor's settings cannot be opened with this SECRET_KEY: save them again.");
     }
   }
-  return run(
-    ctx,
-    assignmentOf(
-      {
-        monitor_id: m.id,
-        project_id: m.project_id,
-        url: m.url,
-        method: m.method,
-        valid_http_codes: m.valid_http_codes,
-        basic_auth_username: m.basic_auth_username,
-        basic_auth_password_sealed: m.basic_auth_password_sealed,
-        interval: m.interval_seconds,
-        timeout: m.timeout_seconds,
-        follow_redirects: m.follow_redirects,
-        ...(m.type !== 'http' ? { type: m.type } : {}),
-        ...(m.settings_sealed !== null ? { settings_sealed: m.settings_sealed } : {}),
-        ...(m.assertions.length > 0 ? { assertions: m.assertions } : {}),
-      },
-      where,
-    ),
+  return run(ctx, storedAssignment(ctx, id, current, where), where);
+}
+
+/**
+ * Tests a saved monitor as an update would leave it, without saving (the dashboard's edit form):
+ * the secrets the form sends back as null are the stored ones, merged as an update merges them.
+ */
+export async function testEdited(ctx: ApiContext, p: Principal, id: string, changes: MonitorUpdateBody, where: string | undefined) {
+  const write = await previewUpdate(ctx, p, id, changes);
+  throttle(ctx, p);
+  return run(ctx, storedAssignment(ctx, id, write, where), where);
+}
+
+/** The assignment of a monitor as stored (or as it would be stored), for the agent of `where`. */
+function storedAssignment(
+  ctx: ApiContext,
+  id: string,
+  stored: Omit<repo.MonitorWrite, 'registrable_domain'>,
+  where: string | undefined,
+): Assignment {
+  const m = moveIntoBasicAuth(stored, (password) => seal(password, ctx.keys.checkCredentials));
+  return assignmentOf(
+    {
+      monitor_id: id,
+      project_id: m.project_id,
+      url: m.url,
+      method: m.method,
+      valid_http_codes: m.valid_http_codes,
+      basic_auth_username: m.basic_auth_username,
+      basic_auth_password_sealed: m.basic_auth_password_sealed,
+      interval: m.interval_seconds,
+      timeout: m.timeout_seconds,
+      follow_redirects: m.follow_redirects,
+      ...(m.type !== 'http' ? { type: m.type } : {}),
+      ...(m.settings_sealed !== null ? { settings_sealed: m.settings_sealed } : {}),
+      ...(m.assertions.length > 0 ? { assertions: m.assertions } : {}),
+    },
     where,
   );
 }

@@ -123,10 +123,36 @@ export async function createMonitor(ctx: ApiContext, p: Principal, input: Monito
 
 /** PUT: fields present are replaced, absent ones kept; a null password clears it. */
 export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, input: MonitorUpdateBody): Promise<Monitor> {
-  const current = await repo.findRecord(ctx.sql, id, [...p.projectIds]);
-  if (!current) throw notFound();
+  const current = await ownRecord(ctx, p, id);
   const body = credentialsFromUrl(input);
   await checkIntegrationIds(ctx.sql, current.project_id, body.integration_ids);
+  const write = updatedWrite(ctx, current, body);
+  await ctx.sql.begin(async (tx) => {
+    await repo.updateMonitor(tx, id, write);
+    if (write.active) await ensureDomains(tx, [write.registrable_domain], ctx.now());
+    await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids);
+    await linkDependencies(tx, current.project_id, { type: 'monitor', id }, body.depends_on);
+  });
+  return getMonitor(ctx, p, id);
+}
+
+/**
+ * The monitor as an update would leave it, validated and merged as one (kept secrets filled in)
+ * but not saved: what "test now" checks on the dashboard's edit form.
+ */
+export async function previewUpdate(ctx: ApiContext, p: Principal, id: string, input: MonitorUpdateBody): Promise<repo.MonitorWrite> {
+  const current = await ownRecord(ctx, p, id);
+  return updatedWrite(ctx, current, credentialsFromUrl(input));
+}
+
+async function ownRecord(ctx: ApiContext, p: Principal, id: string): Promise<repo.MonitorRecord> {
+  const current = await repo.findRecord(ctx.sql, id, [...p.projectIds]);
+  if (!current) throw notFound();
+  return current;
+}
+
+/** The stored monitor with an update's fields (credentials already split off its URL) applied. */
+function updatedWrite(ctx: ApiContext, current: repo.MonitorRecord, body: MonitorUpdateBody): repo.MonitorWrite {
   const interval = body.interval ?? current.interval_seconds;
   if (body.timeout !== undefined && body.timeout > interval) {
     const message = 'The timeout field must not be greater than the interval.';
@@ -151,7 +177,7 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     },
     sameType ? storedSettings(ctx, current.settings_sealed) : null,
   );
-  const write: repo.MonitorWrite = {
+  return {
     project_id: current.project_id,
     name: body.name ?? current.name,
     url: body.url ?? current.url,
@@ -182,13 +208,6 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
     registrable_domain: monitorDomain(body.url ?? current.url),
     ...check,
   };
-  await ctx.sql.begin(async (tx) => {
-    await repo.updateMonitor(tx, id, write);
-    if (write.active) await ensureDomains(tx, [write.registrable_domain], ctx.now());
-    await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids);
-    await linkDependencies(tx, current.project_id, { type: 'monitor', id }, body.depends_on);
-  });
-  return getMonitor(ctx, p, id);
 }
 
 export async function deleteMonitor(ctx: ApiContext, p: Principal, id: string): Promise<void> {

@@ -67,7 +67,12 @@ export interface FieldOpts {
   min?: number;
   max?: number;
   autofocus?: boolean;
+  /** `data-*` attributes of the input, for app.js (`{ 'label-tcp': 'Address' }` is `data-label-tcp`). */
+  data?: Record<string, string>;
 }
+
+const dataAttributes = (data: Record<string, string> | undefined): Html[] =>
+  Object.entries(data ?? {}).map(([k, v]) => html` data-${k}="${v}"`);
 
 /** Messages written for API clients name the field; under the field itself, "this field" reads better. */
 const underField = (m: string) =>
@@ -93,8 +98,34 @@ export function field(o: FieldOpts): Html {
         o.placeholder ? html` placeholder="${o.placeholder}"` : ''
       }${o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ''}${o.min !== undefined ? html` min="${o.min}"` : ''}${
         o.max !== undefined ? html` max="${o.max}"` : ''
-      }${o.autofocus ? html` autofocus` : ''}${errs.length ? html` aria-invalid="true"` : ''}
+      }${o.autofocus ? html` autofocus` : ''}${errs.length ? html` aria-invalid="true"` : ''}${dataAttributes(o.data)}
     />
+    ${o.help ? html`<div class="help">${o.help}</div>` : ''} ${errs.map((e) => html`<div class="error">${e}</div>`)}
+  </div>`;
+}
+
+/** A multi-line text field; its value is shown exactly (a leading line break included). */
+export function textareaField(o: {
+  name: string;
+  label: string;
+  value: string;
+  rows?: number;
+  help?: Child;
+  errors?: Record<string, string[]>;
+  errorPrefix?: string;
+  placeholder?: string;
+}): Html {
+  const errs = fieldErrors(o.errors, o.name, o.errorPrefix);
+  // The parser drops one line break right after <textarea>: this one, not the value's own.
+  return html`<div class="field${errs.length ? ' invalid' : ''}">
+    <label for="f-${o.name}">${o.label}</label>
+    <textarea
+      id="f-${o.name}"
+      name="${o.name}"
+      rows="${o.rows ?? 3}"
+      ${o.placeholder ? html` placeholder="${o.placeholder}"` : ''}${errs.length ? html` aria-invalid="true"` : ''}
+    >
+${o.value}</textarea>
     ${o.help ? html`<div class="help">${o.help}</div>` : ''} ${errs.map((e) => html`<div class="error">${e}</div>`)}
   </div>`;
 }

@@ -1,6 +1,7 @@
 // The dashboard's only script. Pages work without it; it adds live regions, copy buttons,
-// confirmations, tooltips of bar strips and the auto-submit of the project switcher and the list
-// filters. Served by us, no inline code (strict CSP).
+// confirmations, tooltips of bar strips, the auto-submit of the project switcher and the list
+// filters, and on the monitor form the fields of the check type chosen and its lists of rows.
+// Served by us, no inline code (strict CSP).
 (function () {
   'use strict';
 
@@ -93,6 +94,7 @@
     if (el.hasAttribute && el.hasAttribute('data-autosubmit') && el.form)
       el.form.requestSubmit ? el.form.requestSubmit() : el.form.submit();
     if (el.name === 'schedule_kind') showSchedule(el.form);
+    if (el.name === 'type' && el.form && el.form.hasAttribute('data-check-form')) showType(el.form);
   });
 
   // The heartbeat and maintenance window forms show the fields of the schedule kind chosen.
@@ -103,6 +105,43 @@
     form.querySelectorAll('[data-schedule]').forEach(function (el) {
       el.hidden = el.getAttribute('data-schedule') !== kind;
     });
+  }
+
+  // The monitor form shows the fields of the check type chosen and labels its URL for it. Without
+  // this script every type's fields are shown, and the server reads those of the type chosen.
+  function showType(form) {
+    var type = form.querySelector('select[name="type"]').value;
+    form.querySelectorAll('[data-types]').forEach(function (el) {
+      el.hidden = el.getAttribute('data-types').split(' ').indexOf(type) < 0;
+    });
+    var url = form.querySelector('[data-address-by-type]');
+    if (!url) return;
+    url.placeholder = url.getAttribute('data-placeholder-' + type) || '';
+    var label = form.querySelector('label[for="' + url.id + '"]');
+    if (label) label.textContent = url.getAttribute('data-label-' + type) || 'URL';
+    var help = url.parentNode.querySelector('[data-help-by-type]');
+    if (help) help.textContent = url.getAttribute('data-help-' + type) || '';
+  }
+
+  // Lists of rows on the monitor form (headers, assertions) show their filled rows and one empty
+  // row, and a button shows the next empty one. Without this script every row is shown.
+  function compactRows(list) {
+    var empty = list.querySelectorAll('[data-row-empty]');
+    if (empty.length < 2) return;
+    for (var i = 1; i < empty.length; i++) empty[i].hidden = true;
+    var add = document.createElement('button');
+    add.type = 'button';
+    add.className = 'btn btn-sm add-row';
+    add.textContent = list.getAttribute('data-rows');
+    add.addEventListener('click', function () {
+      var next = list.querySelector('[data-row-empty][hidden]');
+      if (next) {
+        next.hidden = false;
+        next.querySelector('input, select').focus();
+      }
+      add.hidden = !list.querySelector('[data-row-empty][hidden]');
+    });
+    list.parentNode.insertBefore(add, list.nextSibling);
   }
 
   // Tooltips of bar strips (<svg data-tips>): each bar's <title> is the browser's own tooltip
@@ -162,6 +201,8 @@
   document.querySelectorAll('form').forEach(function (f) {
     if (f.querySelector('[name="schedule_kind"]')) showSchedule(f);
   });
+  document.querySelectorAll('form[data-check-form]').forEach(showType);
+  document.querySelectorAll('[data-rows]').forEach(compactRows);
   document.querySelectorAll('[data-autosubmit]').forEach(function (el) {
     var fallback = el.form && el.form.querySelector('.js-hide');
     if (fallback) fallback.hidden = true;

@@ -23,6 +23,8 @@ import { badgeCard } from './badges.ts';
 import { expiryCards } from './expiry-cards.ts';
 import { maintenanceNote } from './maintenance.ts';
 import { codesText } from './monitor-form.ts';
+import { lastCheckCard } from '../check-details.ts';
+import { typeLabel } from '../check-fields.ts';
 
 type Results = Awaited<ReturnType<typeof monitorResults>>['items'];
 type Incidents = Awaited<ReturnType<typeof monitorIncidents>>['items'];
@@ -176,6 +178,7 @@ function live(m: Monitor, range: ChartRange, chart: Html, results: Results, inci
       </div>
       ${checksTable(results, now)}
     </div>
+    ${lastCheckCard(results)}
     <div class="card">
       <div class="card-head"><h2>Incidents</h2></div>
       ${incidentsTable(incidents, now)}
@@ -259,7 +262,7 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
       render(
         pc,
         html`${pageHead(monitor.name, {
-            sub: html`<span class="tag">${monitor.method}</span>
+            sub: html`<span class="tag" data-testid="monitor-type">${typeLabel(monitor)}</span>
               <a href="${monitor.url}" rel="noopener noreferrer" target="_blank">${monitor.url}</a>`,
             actions,
           })}

@@ -11,37 +11,31 @@ import { chosenIntegrations, integrationChoices, projectIntegrations } from '../
 import { checkbox, csrfInput, field, formErrorSummary, selectField } from '../components.ts';
 import { idParam, sendHtml, text, type Form, type WebDeps } from '../context.ts';
 import { submitForm, type FieldErrors } from '../form.ts';
+import {
+  addressField,
+  assertionsFieldset,
+  checkFieldNames,
+  checkFormErrors,
+  checkValuesFrom,
+  checkValuesOf,
+  httpSettingsFields,
+  otherTypeFieldsets,
+  readCheck,
+  typeField,
+  typeOf,
+  type CheckValues,
+} from '../check-fields.ts';
+import { testResultPanel } from '../check-details.ts';
+import { isTest, regionChoices, runFormTest, testControls, type TestRun } from '../test-now.ts';
+import { testDraft, testEdited } from '../../monitors/check-test.ts';
 import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { formPage, noProject, pageContext, type PageContext } from '../page.ts';
 import { urls } from '../urls.ts';
+import { codesText, parseCodes } from '../codes.ts';
 
-/** "200-299, 301" for [200, ..., 299, 301]: the codes as ranges, the way people write them. */
-export function codesText(codes: readonly number[]): string {
-  const sorted = [...new Set(codes)].sort((a, b) => a - b);
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length;) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
-    i = j + 1;
-  }
-  return parts.join(', ');
-}
-
-/** The inverse of codesText; undefined when the text is not a list of codes and ranges. */
-export function parseCodes(input: string): number[] | undefined {
-  const codes: number[] = [];
-  for (const part of input.split(/[\s,]+/).filter(Boolean)) {
-    const m = /^(\d{3})(?:-(\d{3}))?$/.exec(part);
-    if (!m) return undefined;
-    const from = Number(m[1]);
-    const to = Number(m[2] ?? m[1]);
-    if (to < from) return undefined;
-    for (let c = from; c <= to; c++) codes.push(c);
-  }
-  return codes;
-}
+// The monitor's page shows the codes the way this form takes them.
+export { codesText, parseCodes };
 
 const intervals: [string, string][] = [
   ['30', 'Every 30 seconds'],
@@ -73,6 +67,9 @@ interface Values {
   flapThreshold: string;
   flapWindow: string;
   alertRegional: boolean;
+  alertDegraded: boolean;
+  check: CheckValues;
+  testRegion: string;
 }
 
 function valuesOf(m: Monitor | undefined): Values {
@@ -96,6 +93,9 @@ function valuesOf(m: Monitor | undefined): Values {
     flapThreshold: m?.flap_threshold == null ? '' : String(m.flap_threshold),
     flapWindow: String(Math.round((m?.flap_window_seconds ?? 600) / 60)),
     alertRegional: m?.alert_regional ?? false,
+    alertDegraded: m?.alert_degraded ?? false,
+    check: checkValuesOf(m),
+    testRegion: '',
   };
 }
 
@@ -122,6 +122,9 @@ function formValues(form: Form, hasPassword: boolean): Values {
     flapThreshold: text(form, 'flap_threshold'),
     flapWindow: text(form, 'flap_window_minutes'),
     alertRegional: text(form, 'alert_regional') === 'on',
+    alertDegraded: text(form, 'alert_degraded') === 'on',
+    check: checkValuesFrom(form),
+    testRegion: text(form, 'test_region'),
   };
 }
 
@@ -143,6 +146,9 @@ const known = [
   'depends_on',
   'flap_threshold',
   'flap_window_seconds',
+  'alert_regional',
+  'alert_degraded',
+  ...checkFieldNames,
 ];
 
 function monitorForm(
@@ -150,27 +156,34 @@ function monitorForm(
   opts: {
     action: string;
     values: Values;
-    errors?: Record<string, string[]>;
+    errors?: Record<string, string[]> | undefined;
     editing: boolean;
     integrations: readonly Integration[];
     choices: readonly DependencyChoice[];
     self: string | null;
+    regions: readonly string[];
   },
 ): Html {
   const v = opts.values;
   const e = opts.errors;
+  const type = typeOf(v.check);
   const intervalOptions =
     intervals.some(([s]) => s === v.interval) || !v.interval
       ? intervals
       : [...intervals, [v.interval, `Every ${v.interval} seconds`] as [string, string]];
-  return html`<form method="post" action="${opts.action}" class="form" novalidate>
+  return html`<form method="post" action="${opts.action}" class="form wide" novalidate data-check-form>
     ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, known)}
     ${field({ name: 'name', label: 'Name', value: v.name, required: true, placeholder: 'Home page', errors: e, autofocus: !opts.editing })}
-    ${field({ name: 'url', label: 'URL', type: 'url', value: v.url, required: true, placeholder: 'https://example.com/health', errors: e })}
-    <div class="form-row">
-      ${selectField({ name: '_method', label: 'Method', value: v.method, options: HttpMethod.options.map((m) => [m, m] as const), errors: e })}
-      ${field({ name: 'valid_http_codes', label: 'Accepted status codes', value: v.codes, errors: e, help: 'Codes and ranges, such as 200-299, 301.' })}
-    </div>
+    ${typeField(v.check, e)} ${addressField(type, v.url, e)}
+    <fieldset class="stack" data-types="http">
+      <legend>HTTP request</legend>
+      <div class="form-row">
+        ${selectField({ name: '_method', label: 'Method', value: v.method, options: HttpMethod.options.map((m) => [m, m] as const), errors: e })}
+        ${field({ name: 'valid_http_codes', label: 'Accepted status codes', value: v.codes, errors: e, help: 'Codes and ranges, such as 200-299, 301.' })}
+      </div>
+      ${httpSettingsFields(v.check, e, opts.editing)}
+    </fieldset>
+    ${otherTypeFieldsets(v.check, e, opts.editing)} ${assertionsFieldset(v.check, e)}
     <div class="form-row">
       ${selectField({ name: 'interval', label: 'Check', value: v.interval, options: intervalOptions, errors: e })}
       ${field({ name: 'timeout', label: 'Timeout (seconds)', type: 'number', value: v.timeout, min: 1, max: 60, errors: e, help: 'Default 10, never above the interval.' })}
@@ -185,6 +198,7 @@ function monitorForm(
         ${field({ name: 'confirm_up', label: 'Passing rounds before up', type: 'number', value: v.confirmUp, min: 1, max: 10, errors: e })}
       </div>
       ${checkbox({ name: 'alert_regional', label: 'Also send regional incidents', checked: v.alertRegional, help: 'Failing in some regions, fewer than needed: the monitor stays up. Always recorded and shown; sent only when ticked.' })}
+      ${checkbox({ name: 'alert_degraded', label: 'Alert when degraded', checked: v.alertDegraded, help: 'Up, but assertions of severity degraded fail (slow, for example). Always recorded and shown; sent only when ticked.' })}
     </fieldset>
     <fieldset>
       <legend>Fewer, better alerts</legend>
@@ -194,7 +208,7 @@ function monitorForm(
         ${field({ name: 'flap_window_minutes', label: 'Flapping window (minutes)', type: 'number', value: v.flapWindow, min: 1, max: 1440, errors: e?.flap_window_seconds ? { flap_window_minutes: e.flap_window_seconds } : e, help: 'Also how long without a change settles it.' })}
       </div>
     </fieldset>
-    <fieldset>
+    <fieldset data-types="http">
       <legend>Basic authentication (optional)</legend>
       <div class="form-row">
         ${field({ name: 'basic_auth_username', label: 'Username', value: v.username, autocomplete: 'off', errors: e })}
@@ -209,39 +223,42 @@ function monitorForm(
       </div>
       ${opts.editing ? checkbox({ name: 'clear_password', label: 'Remove the stored password', checked: false }) : ''}
     </fieldset>
-    ${checkbox({ name: 'follow_redirects', label: 'Follow redirects (up to 5)', checked: v.followRedirects })}
+    <div data-types="http multistep">
+      ${checkbox({ name: 'follow_redirects', label: 'Follow redirects (up to 5)', checked: v.followRedirects })}
+    </div>
     ${integrationChoices(opts.integrations, v.integrationIds)}
     <div class="actions">
       <button type="submit" class="btn btn-primary">${opts.editing ? 'Save changes' : 'Create monitor'}</button>
       <a class="btn" href="${opts.editing ? opts.action.replace(/\/edit$/, '') : urls.monitors}">Cancel</a>
     </div>
+    ${testControls(opts.regions, v.testRegion)}
   </form>`;
 }
 
-/** The form's fields as the REST API's body: the same schema validates both. */
+/** The form's fields as the REST API's body: the same schema validates both. Fields of other types are left out. */
 function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
   const regions = text(form, 'regions')
     .split(/[\s,]+/)
     .filter(Boolean);
   const timeout = text(form, 'timeout');
-  const password = typeof form.basic_auth_password === 'string' ? form.basic_auth_password : '';
+  const check = readCheck(form);
   const body: Record<string, unknown> = {
     name: text(form, 'name'),
     url: text(form, 'url'),
-    _method: text(form, '_method') || 'GET',
-    valid_http_codes: parseCodes(text(form, 'valid_http_codes')) ?? [],
     interval: Number(text(form, 'interval') || '60'),
     regions: regions.length > 0 ? regions : null,
-    basic_auth_username: text(form, 'basic_auth_username') || null,
-    follow_redirects: text(form, 'follow_redirects') === 'on',
     integration_ids: chosenIntegrations(form),
     depends_on: chosenDependencies(form),
     alert_regional: text(form, 'alert_regional') === 'on',
+    alert_degraded: text(form, 'alert_degraded') === 'on',
     tags: text(form, 'tags')
       .split(',')
       .map((t) => t.trim())
       .filter(Boolean),
+    ...check.body,
   };
+  if (check.type === 'http') Object.assign(body, httpFields(form, editing));
+  if (check.type === 'http' || check.type === 'multistep') body.follow_redirects = text(form, 'follow_redirects') === 'on';
   if (timeout !== '') body.timeout = /^\d+$/.test(timeout) ? Number(timeout) : timeout;
   // A number field sent as typed: the schema names what is wrong with it.
   const quorum = text(form, 'quorum');
@@ -254,29 +271,51 @@ function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
   body.flap_threshold = flap === '' ? null : /^\d+$/.test(flap) ? Number(flap) : flap;
   const flapWindow = text(form, 'flap_window_minutes');
   if (flapWindow !== '') body.flap_window_seconds = /^\d+$/.test(flapWindow) ? Number(flapWindow) * 60 : flapWindow;
+  return body;
+}
+
+/** The fields only an HTTP check has: method, accepted codes, basic auth. */
+function httpFields(form: Form, editing: boolean): Record<string, unknown> {
+  const password = typeof form.basic_auth_password === 'string' ? form.basic_auth_password : '';
+  const body: Record<string, unknown> = {
+    _method: text(form, '_method') || 'GET',
+    valid_http_codes: parseCodes(text(form, 'valid_http_codes')) ?? [],
+    basic_auth_username: text(form, 'basic_auth_username') || null,
+  };
   if (editing && text(form, 'clear_password') === 'on') body.basic_auth_password = null;
   else if (password) body.basic_auth_password = password;
   return body;
 }
 
-/** The status codes as typed: the schema only sees the list they became. */
-function codesErrors(form: Form): FieldErrors {
-  return parseCodes(text(form, 'valid_http_codes')) ? {} : { valid_http_codes: ['Use codes and ranges such as 200-299, 301.'] };
+/** What the form finds wrong itself: the status codes as typed (the schema only sees the list they became), lines it cannot read. */
+function ownErrors(form: Form): FieldErrors {
+  const check = readCheck(form);
+  const errors: FieldErrors = { ...check.problems };
+  if (check.type === 'http' && !parseCodes(text(form, 'valid_http_codes'))) {
+    errors.valid_http_codes = ['Use codes and ranges such as 200-299, 301.'];
+  }
+  return errors;
 }
 
-type FormOf = (values: Values, errors?: FieldErrors) => Html;
+type FormOf = (values: Values, errors?: FieldErrors, panel?: Html) => Html;
 
 export function monitorFormRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
 
   /** What the new-monitor page and its post share: the page and the form for the current project. */
-  async function creating(req: FastifyRequest): Promise<{ pc: PageContext; form: FormOf }> {
+  async function creating(req: FastifyRequest): Promise<{ pc: PageContext; page: FormOf }> {
     const pc = await pageContext(req, deps, 'New monitor', 'monitors');
     const integrations = pc.project ? await projectIntegrations(deps, pc.session.principal, pc.project.id) : [];
     const choices = pc.project ? await projectDependencyChoices(deps, pc.session.principal, pc.project.id) : [];
-    const form: FormOf = (values, errors) =>
-      monitorForm(pc, { action: urls.monitors, values, errors, editing: false, integrations, choices, self: null });
-    return { pc, form };
+    const regions = await regionChoices(ctx);
+    const sub = pc.project ? html`In <strong>${pc.project.name}</strong>` : '';
+    const page: FormOf = (values, errors, panel) =>
+      formPage(
+        pc,
+        html`${pageHead('New monitor', { sub })}${panel ?? ''}`,
+        monitorForm(pc, { action: urls.monitors, values, errors, editing: false, integrations, choices, self: null, regions }),
+      );
+    return { pc, page };
   }
 
   /** What the edit page and its post share: the monitor (404 unless it is the viewer's) and its form page. */
@@ -286,34 +325,51 @@ export function monitorFormRoutes(app: App, deps: WebDeps): void {
     const monitor = await monitors.getMonitor(ctx, pc.session.principal, id);
     const integrations = await projectIntegrations(deps, pc.session.principal, monitor.project_id);
     const choices = await projectDependencyChoices(deps, pc.session.principal, monitor.project_id);
+    const regions = await regionChoices(ctx);
     const action = `${urls.monitor(id)}/edit`;
-    const page: FormOf = (values, errors) =>
+    const page: FormOf = (values, errors, panel) =>
       formPage(
         pc,
-        pageHead(html`Edit ${monitor.name}`),
-        monitorForm(pc, { action, values, errors, editing: true, integrations, choices, self: id }),
+        html`${pageHead(html`Edit ${monitor.name}`)}${panel ?? ''}`,
+        monitorForm(pc, { action, values, errors, editing: true, integrations, choices, self: id, regions }),
       );
     return { pc, id, monitor, page };
   }
 
+  /** The form again with what was typed, the API's field errors under the form's fields, and a test's result above it. */
+  const again = (page: FormOf) => (fields: Form, errors: FieldErrors | undefined, panel?: Html) =>
+    page(formValues(fields, false), errors && checkFormErrors(errors, readCheck(fields)), panel);
+
   app.get(urls.newMonitor, async (req, reply) => {
-    const { pc, form } = await creating(req);
+    const { pc, page } = await creating(req);
     if (!pc.project) return sendHtml(reply, noProject(pc));
-    const head = pageHead('New monitor', { sub: html`In <strong>${pc.project.name}</strong>` });
-    return sendHtml(reply, formPage(pc, head, form(valuesOf(undefined))));
+    return sendHtml(reply, page(valuesOf(undefined)));
   });
 
   app.post(urls.monitors, async (req, reply) => {
-    const { pc, form } = await creating(req);
+    const { pc, page } = await creating(req);
     if (!pc.project) return sendHtml(reply, noProject(pc));
     const projectId = pc.project.id;
+    const principal = pc.session.principal;
+    const input = (fields: Form) => ({ ...bodyOf(fields, false), project_id: projectId });
+    const show = again(page);
+    if (isTest(req)) {
+      const run: TestRun<typeof MonitorCreateBody> = {
+        schema: MonitorCreateBody,
+        input,
+        check: ownErrors,
+        test: (body, region) => testDraft(ctx, principal, { ...body, ...(region ? { region } : {}) }),
+      };
+      return runFormTest(req, reply, run, (fields, errors, status, outcome) =>
+        sendHtml(reply, show(fields, errors, testResultPanel(outcome)), status),
+      );
+    }
     return submitForm(req, reply, deps, {
       schema: MonitorCreateBody,
-      input: (fields) => ({ ...bodyOf(fields, false), project_id: projectId }),
-      check: codesErrors,
-      show: (fields, errors, status) =>
-        sendHtml(reply, formPage(pc, pageHead('New monitor'), form(formValues(fields, false), errors)), status),
-      save: (body) => monitors.createMonitor(ctx, pc.session.principal, body),
+      input,
+      check: ownErrors,
+      show: (fields, errors, status) => sendHtml(reply, show(fields, errors), status),
+      save: (body) => monitors.createMonitor(ctx, principal, body),
       done: (monitor) => ({
         flash: `Monitor “${monitor.name}” created. The first check runs within its interval.`,
         to: urls.monitor(monitor.id),
@@ -328,12 +384,26 @@ export function monitorFormRoutes(app: App, deps: WebDeps): void {
 
   app.post(`${urls.monitors}/:id/edit`, async (req, reply) => {
     const { pc, id, page } = await editing(req);
+    const principal = pc.session.principal;
+    const input = (fields: Form) => bodyOf(fields, true);
+    const show = again(page);
+    if (isTest(req)) {
+      const run: TestRun<typeof MonitorUpdateBody> = {
+        schema: MonitorUpdateBody,
+        input,
+        check: ownErrors,
+        test: (changes, region) => testEdited(ctx, principal, id, changes, region),
+      };
+      return runFormTest(req, reply, run, (fields, errors, status, outcome) =>
+        sendHtml(reply, show(fields, errors, testResultPanel(outcome)), status),
+      );
+    }
     return submitForm(req, reply, deps, {
       schema: MonitorUpdateBody,
-      input: (fields) => bodyOf(fields, true),
-      check: codesErrors,
-      show: (fields, errors, status) => sendHtml(reply, page(formValues(fields, false), errors), status),
-      save: (body) => monitors.updateMonitor(ctx, pc.session.principal, id, body),
+      input,
+      check: ownErrors,
+      show: (fields, errors, status) => sendHtml(reply, show(fields, errors), status),
+      save: (body) => monitors.updateMonitor(ctx, principal, id, body),
       done: (updated) => ({ flash: `Monitor “${updated.name}” saved.`, to: urls.monitor(id) }),
     });
   });
