@@ -180,7 +180,7 @@ describe('check types and assertions, API to agent to stored result', () => {
 
   it('test now: a draft is checked once by an agent of the region, every assertion shown, nothing stored', async () => {
     const before = target.requests.length;
-    const res = await api('POST', '/monitors/test', {
+    const res = await api('POST', '/monitor-tests', {
       project_id: ada.project_id,
       name: 'draft',
       url: `${target.url}/draft`,
@@ -216,7 +216,7 @@ describe('check types and assertions, API to agent to stored result', () => {
     const nowhere = await api('POST', `/monitors/${m.id}/test?region=mars`);
     assert.equal(nowhere.status, 503);
     assert.equal(nowhere.body.message, 'No probe agent of region mars is connected.');
-    assertInvalid(await api('POST', '/monitors/test', { project_id: ada.project_id, name: 'x', url: 'tcp://nope', type: 'tcp' }), ['url']);
+    assertInvalid(await api('POST', '/monitor-tests', { project_id: ada.project_id, name: 'x', url: 'tcp://nope', type: 'tcp' }), ['url']);
   });
 
   it('a multi-step check carries a value from one step to the next', async () => {

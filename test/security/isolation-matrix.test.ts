@@ -33,6 +33,11 @@ const fixtures: Record<string, Fixture> = {
     create: async (api, projectId) => (await api('POST', '/monitors', fixtures.monitors!.body(projectId))).body.data.id,
     body: (projectId) => ({ name: 'm', url: 'https://m.example', project_id: projectId }),
   },
+  // Test now of a monitor not saved: a body in the owner's project, nothing to create.
+  'monitor-tests': {
+    create: async () => 'unused',
+    body: (projectId) => ({ name: 'm', url: 'https://m.example', project_id: projectId }),
+  },
   heartbeats: {
     create: async (api, projectId) => (await api('POST', '/heartbeats', fixtures.heartbeats!.body(projectId))).body.data.id,
     body: (projectId) => ({ name: 'h', project_id: projectId }),

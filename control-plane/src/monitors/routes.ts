@@ -118,7 +118,7 @@ export function monitorRoutes(app: App, ctx: ApiContext): void {
   } as const;
 
   app.post(
-    '/monitors/test',
+    '/monitor-tests',
     {
       schema: {
         tags,

@@ -26,7 +26,7 @@ export const operationIds: Readonly<Record<string, string>> = {
   'DELETE /monitors/{id}': 'deleteMonitor',
   'GET /monitors/{id}/results': 'listMonitorResults',
   'GET /monitors/{id}/incidents': 'listMonitorIncidents',
-  'POST /monitors/test': 'testMonitorDraft',
+  'POST /monitor-tests': 'testMonitorDraft',
   'POST /monitors/{id}/test': 'testMonitor',
   'POST /monitors/{id}/snooze': 'snoozeMonitor',
   'DELETE /monitors/{id}/snooze': 'unsnoozeMonitor',
