@@ -182,6 +182,36 @@ describe('the MCP endpoint', () => {
     await apiClient(cp.url, account.token)('DELETE', `/monitors/${tagged.id}`);
   });
 
+  it('creates monitors of other types with settings and assertions, the shapes of the REST API', async () => {
+    const dns = json(
+      await client.callTool({
+        name: 'create_monitor',
+        arguments: {
+          name: 'Mail DNS',
+          type: 'dns',
+          url: 'dns://example.com',
+          project_id: account.project_id,
+          settings: { record_type: 'MX' },
+          assertions: [{ source: 'dns_answer', operator: 'contains', target: '10 mx.example.com' }],
+        },
+      }),
+    );
+    assert.equal(dns.type, 'dns');
+    assert.equal(dns.settings.record_type, 'MX');
+    assert.equal(dns.assertions[0].severity, 'down');
+    const bad = await client.callTool({
+      name: 'create_monitor',
+      arguments: { name: 'Bad', type: 'tcp', url: 'tcp://db.example.com', project_id: account.project_id },
+    });
+    assert.equal(bad.isError, true);
+    assert.match(JSON.stringify(bad.content), /url/);
+    // No agent runs here: the test gets as far as asking for one.
+    const tested = await client.callTool({ name: 'test_monitor', arguments: { id: dns.id, region: 'nowhere' } });
+    assert.equal(tested.isError, true);
+    assert.match(JSON.stringify(tested.content), /No probe agent of region nowhere is connected/);
+    await apiClient(cp.url, account.token)('DELETE', `/monitors/${dns.id}`);
+  });
+
   it('reports recent results and incidents of a monitor', async () => {
     const m = json(
       await client.callTool({
