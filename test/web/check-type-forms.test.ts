@@ -437,9 +437,8 @@ describe('the monitor form for each check type', () => {
     const card = page.slice(page.indexOf('data-testid="last-check"'));
     assert.match(card, /data-testid="assertion" data-passed="false"/);
     assert.match(card, /Expected certificate_days greater_than 14, got 9/);
-    assert.match(card, /CN=Example CA/);
-    assert.match(card, /shop\.example\.test, www\.shop\.example\.test/);
-    assert.match(card, /<dt>Days left<\/dt>\s*<dd>9 days<\/dd>/);
+    // The certificate is the page's own Certificate card's (kept from results as they are stored), not repeated here.
+    assert.doesNotMatch(card, /CN=Example CA|data-testid="check-certificate"/);
     const plain = (await web.get(`/app/monitors/${tcp.id}`)).text;
     assert.match(plain, /data-testid="monitor-type">TCP port</);
     assert.doesNotMatch(plain, /data-testid="last-check"/, 'no card without assertions or details');

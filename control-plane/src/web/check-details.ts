@@ -59,7 +59,7 @@ const days = (n: number) => `${Math.floor(n)} day${Math.floor(n) === 1 ? '' : 's
 
 function certificateFacts(c: NonNullable<CheckDetails['certificate']>): Html {
   return html`<h3>Certificate</h3>
-    <dl class="facts" data-testid="certificate">
+    <dl class="facts" data-testid="check-certificate">
       <dt>Subject</dt>
       <dd>${c.subject}</dd>
       <dt>Issuer</dt>
@@ -173,10 +173,16 @@ export function testResultPanel(outcome: TestOutcome): Html {
   </section>`;
 }
 
-/** The latest result's assertions and details on the monitor's page; nothing when it has neither. */
+/**
+ * The latest result's assertions and details on the monitor's page; nothing when it has neither.
+ * Its certificate is left to the page's own Certificate card.
+ */
 export function lastCheckCard(results: readonly CheckSeen[]): Html {
-  const last = results[0];
-  if (!last || (!last.assertions?.length && !last.details)) return html``;
+  const latest = results[0];
+  if (!latest) return html``;
+  const { certificate: _onItsOwnCard, ...details } = latest.details ?? {};
+  const last: CheckSeen = { ...latest, details: Object.keys(details).length > 0 ? details : null };
+  if (!last.assertions?.length && !last.details) return html``;
   return html`<div class="card" data-testid="last-check">
     <div class="card-head"><h2>Last check</h2></div>
     <div class="card-body">${checkSeen(last)}</div>
