@@ -8,6 +8,7 @@ import { natsNames } from '../../../shared/src/subjects.ts';
 import { requireProject, type Principal } from '../accounts/bearer.ts';
 import { AppError, notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
+import { assignmentOf as monitorAssignment } from './assign/desired.ts';
 import { isPlain, validateCheck } from './check-spec.ts';
 import * as repo from './repo.ts';
 import { defaultValidHttpCodes, MonitorCreateBody, type MonitorUpdateBody } from './schemas.ts';
@@ -70,10 +71,6 @@ async function run(ctx: ApiContext, assignment: Assignment, where: string | unde
   return reply.data;
 }
 
-function assignmentOf(m: Omit<Assignment, 'region' | 'revision' | 'changed_at'>, where: string | undefined): Assignment {
-  return { ...m, region: where ?? 'any', revision: new Date().toISOString() };
-}
-
 /** Tests a monitor as a form holds it (not saved: nothing of it is kept). */
 export async function testDraft(ctx: ApiContext, p: Principal, input: MonitorTestBody) {
   requireProject(p, input.project_id);
@@ -82,30 +79,22 @@ export async function testDraft(ctx: ApiContext, p: Principal, input: MonitorTes
   const assertions = body.assertions ?? [];
   const settings = validateCheck({ type: body.type, url: body.url, settings: body.settings, assertions }, null);
   const key = ctx.keys.checkCredentials;
-  const plain = isPlain(body.type, settings, assertions);
-  const interval = body.interval;
-  return run(
-    ctx,
-    assignmentOf(
-      {
-        monitor_id: randomUUID(),
-        project_id: body.project_id,
-        url: body.url,
-        method: body._method,
-        valid_http_codes: body.valid_http_codes ?? defaultValidHttpCodes,
-        basic_auth_username: body.basic_auth_username ?? null,
-        basic_auth_password_sealed: body.basic_auth_password ? seal(body.basic_auth_password, key) : null,
-        interval,
-        timeout: body.timeout ?? Math.min(10, interval),
-        follow_redirects: body.follow_redirects,
-        ...(body.type !== 'http' ? { type: body.type } : {}),
-        ...(plain ? {} : { settings_sealed: seal(JSON.stringify(settings), key) }),
-        ...(assertions.length > 0 ? { assertions } : {}),
-      },
-      body.region,
-    ),
-    body.region,
-  );
+  const draft = {
+    id: randomUUID(),
+    project_id: body.project_id,
+    url: body.url,
+    method: body._method,
+    valid_http_codes: body.valid_http_codes ?? defaultValidHttpCodes,
+    basic_auth_username: body.basic_auth_username ?? null,
+    basic_auth_password_sealed: body.basic_auth_password ? seal(body.basic_auth_password, key) : null,
+    interval_seconds: body.interval,
+    timeout_seconds: body.timeout ?? Math.min(10, body.interval),
+    follow_redirects: body.follow_redirects,
+    type: body.type,
+    settings_sealed: isPlain(body.type, settings, assertions) ? null : seal(JSON.stringify(settings), key),
+    assertions,
+  };
+  return run(ctx, monitorAssignment(draft, body.region ?? 'any', new Date().toISOString()), body.region);
 }
 
 /** Tests a saved monitor as it is (its stored secrets included). */
@@ -142,22 +131,5 @@ function storedAssignment(
   where: string | undefined,
 ): Assignment {
   const m = moveIntoBasicAuth(stored, (password) => seal(password, ctx.keys.checkCredentials));
-  return assignmentOf(
-    {
-      monitor_id: id,
-      project_id: m.project_id,
-      url: m.url,
-      method: m.method,
-      valid_http_codes: m.valid_http_codes,
-      basic_auth_username: m.basic_auth_username,
-      basic_auth_password_sealed: m.basic_auth_password_sealed,
-      interval: m.interval_seconds,
-      timeout: m.timeout_seconds,
-      follow_redirects: m.follow_redirects,
-      ...(m.type !== 'http' ? { type: m.type } : {}),
-      ...(m.settings_sealed !== null ? { settings_sealed: m.settings_sealed } : {}),
-      ...(m.assertions.length > 0 ? { assertions: m.assertions } : {}),
-    },
-    where,
-  );
+  return monitorAssignment({ ...m, id }, where ?? 'any', new Date().toISOString());
 }

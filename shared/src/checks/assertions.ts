@@ -24,13 +24,20 @@ import {
 
 /** What the assertions read: the observed fields of a check (probe-agent ProbeOutcome.observed). */
 export type AssertionInputs = {
+  /** Milliseconds the whole check took (ICMP: the average round trip). */
   response_time?: number;
   status_code?: number;
+  /** Text received: an HTTP body, the bytes a TCP server sent, a WebSocket message (cut at the size limit). */
   body?: string;
+  /** Response headers, names in lower case. */
   headers?: Record<string, string>;
+  /** Days the presented certificate has left, with a fraction. */
   certificate_days?: number;
+  /** Answer values of a DNS query (A: addresses, MX: "10 mail.example.com", TXT: the joined strings...). */
   dns_answers?: string[];
+  /** Percent of ICMP echo requests without a reply. */
   packet_loss?: number;
+  /** grpc.health.v1 status name (SERVING, NOT_SERVING, UNKNOWN, SERVICE_UNKNOWN). */
   grpc_status?: string;
 };
 

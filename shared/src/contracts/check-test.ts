@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AssertionOutcome, CheckDetails } from './checks.ts';
-import { Assignment, checkErrorClasses } from './monitoring.ts';
+import { Assignment, CheckResult } from './monitoring.ts';
 
 /**
  * "Test now" (ADR 0034): the control plane asks one agent of a region (core NATS request/reply on
@@ -20,15 +20,9 @@ export const CheckTestReply = z.object({
   checked_at: z.iso.datetime(),
   ok: z.boolean(),
   degraded: z.boolean(),
-  status_code: z.number().int().nullable(),
-  timings: z.object({
-    dns: z.number().nonnegative(),
-    connect: z.number().nonnegative(),
-    tls: z.number().nonnegative(),
-    ttfb: z.number().nonnegative(),
-    total: z.number().nonnegative(),
-  }),
-  error: z.object({ class: z.enum(checkErrorClasses), message: z.string() }).nullable(),
+  status_code: CheckResult.shape.status_code,
+  timings: CheckResult.shape.timings,
+  error: CheckResult.shape.error,
   assertions: z.array(AssertionOutcome),
   details: CheckDetails.nullable(),
 });

@@ -20,24 +20,36 @@ export function desiredEntries(
   if (!stored.active) return out;
   const m = moveIntoBasicAuth(stored, sealPassword);
   for (const region of m.regions ?? [...liveRegions]) {
-    out.set(names.keys.assignment(region, m.id), {
-      monitor_id: m.id,
-      project_id: m.project_id,
-      region,
-      url: m.url,
-      method: m.method,
-      valid_http_codes: m.valid_http_codes,
-      basic_auth_username: m.basic_auth_username,
-      basic_auth_password_sealed: m.basic_auth_password_sealed,
-      interval: m.interval_seconds,
-      timeout: m.timeout_seconds,
-      follow_redirects: m.follow_redirects,
-      // A plain http monitor's entry is as it was before types existed.
-      ...(m.type !== 'http' ? { type: m.type } : {}),
-      ...(m.settings_sealed !== null ? { settings_sealed: m.settings_sealed } : {}),
-      ...(m.assertions.length > 0 ? { assertions: m.assertions } : {}),
-      revision: m.updated_at,
-    });
+    out.set(names.keys.assignment(region, m.id), assignmentOf(m, region, m.updated_at));
   }
   return out;
+}
+
+/**
+ * A monitor as the agent of `region` gets it (credentials already moved into basic auth): what the
+ * assigner writes, and what "test now" sends, so a test runs what the schedule runs.
+ */
+export function assignmentOf(
+  m: Omit<AssignableMonitor, 'active' | 'regions' | 'updated_at'>,
+  region: string,
+  revision: string,
+): Assignment {
+  return {
+    monitor_id: m.id,
+    project_id: m.project_id,
+    region,
+    url: m.url,
+    method: m.method,
+    valid_http_codes: m.valid_http_codes,
+    basic_auth_username: m.basic_auth_username,
+    basic_auth_password_sealed: m.basic_auth_password_sealed,
+    interval: m.interval_seconds,
+    timeout: m.timeout_seconds,
+    follow_redirects: m.follow_redirects,
+    // A plain http monitor's entry is as it was before types existed.
+    ...(m.type !== 'http' ? { type: m.type } : {}),
+    ...(m.settings_sealed !== null ? { settings_sealed: m.settings_sealed } : {}),
+    ...(m.assertions.length > 0 ? { assertions: m.assertions } : {}),
+    revision,
+  };
 }

@@ -1,3 +1,4 @@
+import type { AssertionInputs } from '../../../../shared/src/checks/assertions.ts';
 import type { AssertionOutcome, CheckDetails } from '../../../../shared/src/contracts/checks.ts';
 import type { CheckOutcome } from '../check.ts';
 import type { AddressPolicy, Resolve } from '../../../../shared/src/net/lookup.ts';
@@ -19,23 +20,8 @@ export type ProbeOutcome = {
   details?: CheckDetails;
 };
 
-export type Observed = {
-  /** Milliseconds the whole check took (what `response_time` assertions read). */
-  response_time?: number;
-  status_code?: number;
-  /** Text received: an HTTP body, the bytes a TCP server sent, a WebSocket message (cut at the size limit). */
-  body?: string;
-  /** Response headers, names in lower case. */
-  headers?: Record<string, string>;
-  /** Days the presented certificate has left, with a fraction. */
-  certificate_days?: number;
-  /** Answer values of a DNS query (A: addresses, MX: "10 mail.example.com", TXT: the joined strings...). */
-  dns_answers?: string[];
-  /** Percent of ICMP echo requests without a reply. */
-  packet_loss?: number;
-  /** grpc.health.v1 status name (SERVING, NOT_SERVING, UNKNOWN, SERVICE_UNKNOWN). */
-  grpc_status?: string;
-};
+/** What a type observed, for its assertions to read (the fields it has; others are left out). */
+export type Observed = AssertionInputs;
 
 /** What every type's check gets from the agent. */
 export type ProbeContext = {
