@@ -39,3 +39,21 @@ export function createSignalWatch(): SignalWatch {
     return () => cells.delete(cell);
   };
 }
+
+/**
+ * A check's abort state armed: ended by its time limit or its caller's signal (already aborted:
+ * at once). `release` disarms both when the check is over.
+ */
+export function armRun(watch: SignalWatch, timeoutMs: number, signal?: AbortSignal): { cell: RunCell; release(): void } {
+  const cell: RunCell = { reason: null, onAbort: null };
+  const timer = setTimeout(abortCell, timeoutMs, cell, TIMED_OUT);
+  const unwatch = signal === undefined ? null : watch(signal, cell);
+  if (signal?.aborted) abortCell(cell, CANCELLED);
+  return {
+    cell,
+    release() {
+      clearTimeout(timer);
+      unwatch?.();
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
-import { abortCell, CANCELLED, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
+import { armRun, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
 import type { CheckError } from '../classify.ts';
 import { Connection, connectionFailure, expectedNotReceived } from './connection.ts';
 import type { ProbeContext, ProbeOutcome } from './probe.ts';
@@ -83,10 +83,7 @@ function awaitExpected(socket: Socket, received: Received, expect: string, cell:
  */
 export async function checkTcp(target: TcpTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
   const startedAt = performance.now();
-  const cell: RunCell = { reason: null, onAbort: null };
-  const timer = setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
-  const unwatch = signal === undefined ? null : watch(signal, cell);
-  if (signal?.aborted) abortCell(cell, CANCELLED);
+  const { cell, release } = armRun(watch, target.timeout_ms, signal);
   const connection = new Connection();
   const received = new Received(ctx.maxBodyBytes);
   let readyAt = NaN;
@@ -120,8 +117,7 @@ export async function checkTcp(target: TcpTarget, ctx: ProbeContext, signal?: Ab
   } catch (err) {
     return outcome(connectionFailure(err, cell.reason, target.timeout_ms));
   } finally {
-    clearTimeout(timer);
-    unwatch?.();
+    release();
     connection.close();
   }
 }

@@ -2,7 +2,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import WebSocket, { type ClientOptions, type RawData } from 'ws';
-import { abortCell, CANCELLED, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
+import { armRun, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
 import type { CheckError } from '../classify.ts';
 import { InvalidTargetError } from '../target-url.ts';
 import { Connection, connectionFailure, expectedNotReceived, type Endpoint } from './connection.ts';
@@ -92,10 +92,7 @@ function exchange(ws: WebSocket, target: WebSocketTarget, ctx: ProbeContext, cel
 /** Upgrades to a WebSocket (ws:// or wss://), then sends and waits as the target says (see exchange). */
 export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
   const startedAt = performance.now();
-  const cell: RunCell = { reason: null, onAbort: null };
-  const timer = setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
-  const unwatch = signal === undefined ? null : watch(signal, cell);
-  if (signal?.aborted) abortCell(cell, CANCELLED);
+  const { cell, release } = armRun(watch, target.timeout_ms, signal);
   const connection = new Connection();
   const seen: Seen = { status: null, readyAt: NaN, respondedAt: NaN, opened: false, lastMessage: undefined };
   let ws: WebSocket | null = null;
@@ -144,8 +141,7 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
   } catch (err) {
     return outcome(connectionFailure(err, cell.reason, target.timeout_ms));
   } finally {
-    clearTimeout(timer);
-    unwatch?.();
+    release();
     if (ws?.readyState === WebSocket.OPEN) {
       // A clean close: the server answers the close frame and the socket ends. Terminating at once
       // would destroy the socket under the frame still being written, which costs an error per check.
