@@ -52,6 +52,7 @@ export async function startPingEdge(opts: {
       partitions: opts.config.PING_PARTITIONS,
       heartbeats,
       perHeartbeatPerMinute: opts.config.PING_RATE_LIMIT,
+      bodyLimit: opts.config.PING_BODY_LIMIT,
     });
   });
   await app.listen({ port: opts.port, host: opts.host });

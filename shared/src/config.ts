@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { PING_BODY_LIMIT, PING_BODY_LIMIT_MAX } from './contracts/pings.ts';
 
 /**
  * Every setting of the service, read from the environment once at start-up.
@@ -114,6 +115,15 @@ export const settings = {
     .max(8760)
     .default(336)
     .describe('Hours a dashboard session lasts without use; each use extends it.'),
+  PING_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(PING_BODY_LIMIT_MAX)
+    .default(PING_BODY_LIMIT)
+    .describe(
+      `Bytes of a ping's request body (a job's output) a ping edge keeps with the ping, up to ${PING_BODY_LIMIT_MAX}; the rest is read and dropped.`,
+    ),
   PING_RATE_LIMIT: z.coerce
     .number()
     .int()

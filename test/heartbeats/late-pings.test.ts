@@ -25,6 +25,13 @@ const base: HeartbeatState = {
   timezone: 'UTC',
   period: 3600,
   active: true,
+  runs: [],
+  last_success_at: null,
+  failed_runs: 0,
+  max_duration: null,
+  min_duration: null,
+  too_frequent_ratio: null,
+  alert_after_failures: 1,
 };
 
 /** Applies pings in order as the actors do, logging each with the state after it. */

@@ -20,6 +20,13 @@ const up: HeartbeatState = {
   timezone: 'UTC',
   period: 60,
   active: true,
+  runs: [],
+  last_success_at: null,
+  failed_runs: 0,
+  max_duration: null,
+  min_duration: null,
+  too_frequent_ratio: null,
+  alert_after_failures: 1,
 };
 const p = (kind: PingKind, seconds: number, ms = 0): SequencePing => ({ kind, at: t(seconds, ms) });
 const every = (from: number, to: number, step: number, kind: PingKind = 'success') => {

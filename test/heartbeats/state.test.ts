@@ -27,6 +27,13 @@ const up: HeartbeatState = {
   timezone: 'UTC',
   period: 3600,
   active: true,
+  runs: [],
+  last_success_at: null,
+  failed_runs: 0,
+  max_duration: null,
+  min_duration: null,
+  too_frequent_ratio: null,
+  alert_after_failures: 1,
 };
 const hb = (overrides: Partial<HeartbeatState>): HeartbeatState => ({ ...up, ...overrides });
 const fresh = hb({ status: 'new', last_ping_at: null, last_ping_kind: null });

@@ -18,7 +18,7 @@ export function heartbeatEvent(
   event: HeartbeatEvent,
   before: HeartbeatState,
   after: HeartbeatState,
-  ping?: Pick<Ping, 'kind' | 'exit_code' | 'region'>,
+  ping?: Pick<Ping, 'kind' | 'exit_code' | 'region'> & { rid?: string; run_duration_seconds?: number },
 ): Omit<DomainEvent, 'id'> {
   const downSince = before.down_since ?? (event.type === 'heartbeat.down' ? event.at : null);
   return {

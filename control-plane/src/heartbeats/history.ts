@@ -15,18 +15,32 @@
  * period owes an up and the down of the period after it; a late ping that only moves where a
  * period starts or ends owes nothing (its alert went out, at the later instant).
  */
-import { unchanged } from './record.ts';
-import { nextState, type HeartbeatEvent, type HeartbeatState, type PingKind } from './state.ts';
+import { runsOf, unchanged, type StoredRuns } from './record.ts';
+import { nextState, type HeartbeatEvent, type HeartbeatState, type PingJudgement, type PingKind } from './state.ts';
+
+/** The state a ping left, and how the rules judged it, as the log stores them. */
+export interface PingSnapshot {
+  id: string;
+  after: Snapshot;
+  judgement: PingJudgement | null;
+}
 
 /** The rules' state after a ping, less the configuration (which is the heartbeat's current one). */
-export type Snapshot = Pick<HeartbeatState, 'status' | 'next_ping_at' | 'last_ping_at' | 'last_ping_kind' | 'started_at' | 'down_since'>;
+export type Snapshot = Pick<
+  HeartbeatState,
+  'status' | 'next_ping_at' | 'last_ping_at' | 'last_ping_kind' | 'started_at' | 'runs' | 'down_since' | 'last_success_at' | 'failed_runs'
+>;
 
 export interface LoggedPing {
   /** The ping's id. */
   id: string;
+  /** As its content makes it (output.ts). */
   kind: PingKind;
   /** The stream's timestamp. */
   at: Date;
+  rid?: string | null;
+  /** 'output' when an output rule turned its kind. */
+  reason?: 'output' | null;
   /** The state right after it; null when not known (logged before snapshots were kept). */
   after: Snapshot | null;
 }
@@ -37,7 +51,7 @@ export interface LateMerge {
   /** Alerts owed now, in the order they happened. */
   events: HeartbeatEvent[];
   /** The state after the late ping and after each later one, as the merged history has them. */
-  snapshots: { id: string; after: Snapshot }[];
+  snapshots: PingSnapshot[];
 }
 
 export function snapshotOf(s: HeartbeatState): Snapshot {
@@ -47,13 +61,19 @@ export function snapshotOf(s: HeartbeatState): Snapshot {
     last_ping_at: s.last_ping_at,
     last_ping_kind: s.last_ping_kind,
     started_at: s.started_at,
+    runs: s.runs,
     down_since: s.down_since,
+    last_success_at: s.last_success_at,
+    failed_runs: s.failed_runs,
   };
 }
 
 const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
 
-/** A snapshot as stored (jsonb: instants as ISO strings). */
+/**
+ * A snapshot as stored (jsonb: instants as ISO strings). One logged before the run rules has no
+ * runs, last success or failed runs: none open, the last success unknown, none failed.
+ */
 export function parseSnapshot(v: unknown): Snapshot | null {
   if (typeof v !== 'object' || v === null) return null;
   const o = v as Record<string, unknown>;
@@ -63,7 +83,10 @@ export function parseSnapshot(v: unknown): Snapshot | null {
     last_ping_at: date(o.last_ping_at),
     last_ping_kind: (o.last_ping_kind ?? null) as Snapshot['last_ping_kind'],
     started_at: date(o.started_at),
+    runs: runsOf(Array.isArray(o.runs) ? (o.runs as StoredRuns) : null),
     down_since: date(o.down_since),
+    last_success_at: date(o.last_success_at),
+    failed_runs: typeof o.failed_runs === 'number' ? o.failed_runs : 0,
   };
 }
 
@@ -77,7 +100,7 @@ export function comparePings(a: Pick<LoggedPing, 'kind' | 'at'>, b: Pick<LoggedP
 interface Replay {
   final: HeartbeatState;
   alerts: HeartbeatEvent[];
-  snapshots: { id: string; after: Snapshot }[];
+  snapshots: PingSnapshot[];
 }
 
 const isAlert = (e: HeartbeatEvent) => e.type === 'heartbeat.down' || e.type === 'heartbeat.up';
@@ -90,11 +113,12 @@ function replay(from: HeartbeatState, pings: readonly Omit<LoggedPing, 'after'>[
     const t = nextState(state, input, at);
     state = t.state;
     alerts.push(...t.effects.events.filter(isAlert));
+    return t.effects.judgement ?? null;
   };
   for (const p of pings) {
     step({ type: 'tick' }, p.at);
-    step({ type: 'ping', kind: p.kind, at: p.at }, p.at);
-    snapshots.push({ id: p.id, after: snapshotOf(state) });
+    const judgement = step({ type: 'ping', kind: p.kind, at: p.at, rid: p.rid ?? null, reason: p.reason ?? null }, p.at);
+    snapshots.push({ id: p.id, after: snapshotOf(state), judgement });
   }
   step({ type: 'tick' }, now);
   return { final: state, alerts, snapshots };

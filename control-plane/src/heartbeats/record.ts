@@ -1,6 +1,7 @@
 import { formatTimestamp } from '../platform/http/time.ts';
 import type { HeartbeatRecord } from './repo.ts';
-import type { HeartbeatState } from './state.ts';
+import type { OutputRule } from './output.ts';
+import type { HeartbeatState, Run } from './state.ts';
 
 /** The number the `n` decimal digits of `s` at `from` spell, or NaN. */
 function digitsAt(s: string, from: number, n: number): number {
@@ -40,6 +41,20 @@ export function toDate(pg: string | null): Date | null {
 }
 export const toIso = (d: Date | null): string | null => d && d.toISOString();
 
+/** Open runs as stored (jsonb: `[{rid, started_at}]`, instants as ISO text). */
+export type StoredRuns = { rid: string; started_at: string }[];
+
+const NO_RUNS: readonly Run[] = Object.freeze([]);
+
+export function runsOf(stored: StoredRuns | null | undefined): readonly Run[] {
+  if (!stored || stored.length === 0) return NO_RUNS;
+  return stored.map((r) => ({ rid: r.rid, started_at: new Date(r.started_at) }));
+}
+
+export function storedRuns(runs: readonly Run[]): StoredRuns {
+  return runs.map((r) => ({ rid: r.rid, started_at: r.started_at.toISOString() }));
+}
+
 /** The rules' view of a heartbeats row. */
 export function stateOf(r: HeartbeatRecord): HeartbeatState {
   return {
@@ -48,13 +63,28 @@ export function stateOf(r: HeartbeatRecord): HeartbeatState {
     last_ping_at: toDate(r.last_ping_at),
     last_ping_kind: r.last_ping_kind,
     started_at: toDate(r.started_at),
+    runs: runsOf(r.runs),
     down_since: toDate(r.down_since),
+    last_success_at: toDate(r.last_success_at),
+    failed_runs: r.failed_runs,
     grace_period: r.grace_period,
     cron_schedule: r.cron_schedule,
     timezone: r.timezone,
     period: r.period,
     active: r.active,
+    max_duration: r.max_duration,
+    min_duration: r.min_duration,
+    too_frequent_ratio: r.too_frequent_ratio,
+    alert_after_failures: r.alert_after_failures,
   };
+}
+
+/** The content rules' settings of a heartbeats row (output.ts). */
+export function contentSettingsOf(r: Pick<HeartbeatRecord, 'success_exit_codes' | 'output_rules'>): {
+  success_exit_codes: readonly number[];
+  output_rules: readonly OutputRule[];
+} {
+  return { success_exit_codes: r.success_exit_codes, output_rules: r.output_rules };
 }
 
 /**
@@ -73,6 +103,9 @@ export interface StateColumns {
   last_ping_kind: HeartbeatRecord['last_ping_kind'];
   started_at: string | null;
   down_since: string | null;
+  runs: StoredRuns;
+  last_success_at: string | null;
+  failed_runs: number;
 }
 
 export function stateColumns(row: HeartbeatRecord, before: HeartbeatState, after: HeartbeatState): StateColumns {
@@ -83,8 +116,14 @@ export function stateColumns(row: HeartbeatRecord, before: HeartbeatState, after
     last_ping_kind: after.last_ping_kind,
     started_at: keepOrSet(row.started_at, before.started_at, after.started_at),
     down_since: keepOrSet(row.down_since, before.down_since, after.down_since),
+    runs: before.runs === after.runs ? row.runs : storedRuns(after.runs),
+    last_success_at: keepOrSet(row.last_success_at, before.last_success_at, after.last_success_at),
+    failed_runs: after.failed_runs,
   };
 }
+
+const sameRuns = (a: readonly Run[], b: readonly Run[]) =>
+  a === b || (a.length === b.length && a.every((r, i) => r.rid === b[i]!.rid && r.started_at.getTime() === b[i]!.started_at.getTime()));
 
 const sameInstant = (a: Date | null, b: Date | null) => a?.getTime() === b?.getTime();
 
@@ -96,6 +135,9 @@ export function unchanged(before: HeartbeatState, after: HeartbeatState): boolea
     sameInstant(before.next_ping_at, after.next_ping_at) &&
     sameInstant(before.last_ping_at, after.last_ping_at) &&
     sameInstant(before.started_at, after.started_at) &&
-    sameInstant(before.down_since, after.down_since)
+    sameInstant(before.down_since, after.down_since) &&
+    sameRuns(before.runs, after.runs) &&
+    sameInstant(before.last_success_at, after.last_success_at) &&
+    before.failed_runs === after.failed_runs
   );
 }

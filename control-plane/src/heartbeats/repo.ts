@@ -1,6 +1,8 @@
 import type postgres from 'postgres';
 import type { Sql } from '../platform/db/sql.ts';
 import { offsetOf, type PageQuery } from '../platform/http/pagination.ts';
+import type { OutputRule } from './output.ts';
+import type { StoredRuns } from './record.ts';
 import type { HeartbeatStatus, PingKind } from './state.ts';
 
 /** The pool or an open transaction. */
@@ -22,6 +24,15 @@ export interface HeartbeatRecord {
   last_ping_kind: PingKind | null;
   started_at: string | null;
   down_since: string | null;
+  runs: StoredRuns;
+  last_success_at: string | null;
+  failed_runs: number;
+  max_duration: number | null;
+  min_duration: number | null;
+  too_frequent_ratio: number | null;
+  alert_after_failures: number;
+  success_exit_codes: number[];
+  output_rules: OutputRule[];
   created_at: string;
   updated_at: string;
 }
@@ -37,7 +48,23 @@ export interface HeartbeatView extends HeartbeatRecord {
 /** What a create or an update writes; timestamps as ISO 8601 text. */
 export type HeartbeatWrite = Pick<
   HeartbeatRecord,
-  'name' | 'grace_period' | 'cron_schedule' | 'timezone' | 'period' | 'next_ping_at' | 'active' | 'status' | 'started_at' | 'down_since'
+  | 'name'
+  | 'grace_period'
+  | 'cron_schedule'
+  | 'timezone'
+  | 'period'
+  | 'next_ping_at'
+  | 'active'
+  | 'status'
+  | 'started_at'
+  | 'down_since'
+  | 'runs'
+  | 'max_duration'
+  | 'min_duration'
+  | 'too_frequent_ratio'
+  | 'alert_after_failures'
+  | 'success_exit_codes'
+  | 'output_rules'
 >;
 
 const writeColumns: (keyof HeartbeatWrite)[] = [
@@ -51,6 +78,13 @@ const writeColumns: (keyof HeartbeatWrite)[] = [
   'status',
   'started_at',
   'down_since',
+  'runs',
+  'max_duration',
+  'min_duration',
+  'too_frequent_ratio',
+  'alert_after_failures',
+  'success_exit_codes',
+  'output_rules',
 ];
 
 function viewQuery(db: Db, where: postgres.PendingQuery<postgres.Row[]>, page?: PageQuery) {
@@ -92,14 +126,19 @@ export async function lockHeartbeat(tx: Db, id: string, projectIds: readonly str
   return row;
 }
 
+/** jsonb columns go as JSON (postgres.js would send an array as a Postgres array). */
+function asRow<T extends Partial<HeartbeatWrite>>(db: Db, h: T): T {
+  return { ...h, runs: db.json(h.runs as never), output_rules: db.json(h.output_rules as never) };
+}
+
 export async function insertHeartbeat(db: postgres.TransactionSql, h: HeartbeatWrite & { project_id: string }): Promise<string> {
-  const values = db(h, 'project_id', ...writeColumns);
+  const values = db(asRow(db, h), 'project_id', ...writeColumns);
   const [row] = await db<{ id: string }[]>`insert into heartbeats ${values} returning id`;
   return row!.id;
 }
 
 export async function updateHeartbeat(db: Db, id: string, h: HeartbeatWrite): Promise<void> {
-  await db`update heartbeats set ${db(h, ...writeColumns)}, updated_at = now() where id = ${id}`;
+  await db`update heartbeats set ${db(asRow(db, h), ...writeColumns)}, updated_at = now() where id = ${id}`;
 }
 
 export async function deleteHeartbeat(sql: Sql, id: string, projectIds: readonly string[]): Promise<boolean> {

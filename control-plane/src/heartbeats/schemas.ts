@@ -2,6 +2,9 @@ import { dependsOnField, SubjectRefSchema } from '../dependencies/schemas.ts';
 import { z } from 'zod';
 import { utcDateTime } from '../platform/http/date-time.ts';
 import { ProjectSummary } from '../projects/schemas.ts';
+import { patternProblem } from '../../../shared/src/checks/assertions.ts';
+import { MAX_PATTERN_LENGTH } from '../../../shared/src/contracts/checks.ts';
+import { DEFAULT_SUCCESS_EXIT_CODES, outputMatches, outputOutcomes } from './output.ts';
 import { validateCron, validateTimezone } from './schedule.ts';
 
 export const DEFAULT_GRACE_PERIOD = 3600;
@@ -59,6 +62,49 @@ const period = z
   .max(31_536_000)
   .describe('Extension: seconds between pings when there is no cron schedule, 60..31536000.');
 const timezone = timezoneField('Extension: IANA time zone the cron schedule is read in.');
+const runSeconds = z.number().int().min(1).max(31_536_000);
+const maxDuration = runSeconds.describe(
+  'Extension: seconds a run may take after its /start before the heartbeat goes down (reason too_long), 1..31536000; null: the grace period (reason start_timeout).',
+);
+const minDuration = runSeconds.describe(
+  'Extension: seconds below which a run that reports success counts as failed (reason too_short), 1..31536000; null: no minimum. Measured from its /start.',
+);
+const tooFrequentRatio = z
+  .number()
+  .gt(0)
+  .max(1)
+  .describe(
+    'Extension: a success sooner than this fraction of the expected interval (the period, or the gap between cron runs) after the previous success counts as failed (reason too_frequent); null: off.',
+  );
+const alertAfterFailures = z
+  .number()
+  .int()
+  .min(1)
+  .max(100)
+  .describe('Extension: failed runs in a row that make the heartbeat down (1: the first). A run that does not report is never tolerated.');
+const successExitCodes = z
+  .array(z.number().int().min(0).max(255))
+  .min(1)
+  .max(256)
+  .refine((codes) => new Set(codes).size === codes.length, 'The success_exit_codes field must not list a code twice.')
+  .describe('Extension: exit codes of `/<code>` pings that mean success; any other code is a failure. Default [0].');
+const OutputRule = z
+  .object({
+    match: z.enum(outputMatches).describe('contains: the text appears in the output (case-sensitive); regex: an RE2 pattern finds a match.'),
+    value: z.string().min(1).max(MAX_PATTERN_LENGTH),
+    outcome: z
+      .enum(outputOutcomes)
+      .describe('fail: a success whose output matches counts as failed (reason output); success: a failure whose output matches counts as a success.'),
+  })
+  .superRefine((rule, ctx) => {
+    const problem = rule.match === 'regex' ? patternProblem(rule.value) : undefined;
+    if (problem) ctx.addIssue({ code: 'custom', path: ['value'], message: problem });
+  })
+  .meta({ id: 'HeartbeatOutputRule' });
+const outputRules = z
+  .array(OutputRule)
+  .max(20)
+  .describe("Extension: rules on a ping's output (its request body, as kept); the first that turns a run's outcome applies.");
 const integrationIds = z
   .array(z.uuid())
   .max(100)
@@ -75,6 +121,12 @@ export const HeartbeatCreateBody = z.object({
   active: z.boolean().default(true).describe('Extension: false pauses the heartbeat.'),
   integration_ids: integrationIds.default([]),
   depends_on: dependsOnField.optional(),
+  max_duration: maxDuration.nullable().optional(),
+  min_duration: minDuration.nullable().optional(),
+  too_frequent_ratio: tooFrequentRatio.nullable().optional(),
+  alert_after_failures: alertAfterFailures.default(1),
+  success_exit_codes: successExitCodes.default([...DEFAULT_SUCCESS_EXIT_CODES]),
+  output_rules: outputRules.default([]),
 });
 export type HeartbeatCreateBody = z.infer<typeof HeartbeatCreateBody>;
 
@@ -92,6 +144,12 @@ export const HeartbeatUpdateBody = z.object({
   active: z.boolean().optional(),
   integration_ids: integrationIds.optional(),
   depends_on: dependsOnField.optional(),
+  max_duration: maxDuration.nullable().optional(),
+  min_duration: minDuration.nullable().optional(),
+  too_frequent_ratio: tooFrequentRatio.nullable().optional(),
+  alert_after_failures: alertAfterFailures.optional(),
+  success_exit_codes: successExitCodes.optional(),
+  output_rules: outputRules.optional(),
 });
 export type HeartbeatUpdateBody = z.infer<typeof HeartbeatUpdateBody>;
 
@@ -126,6 +184,17 @@ export const Heartbeat = z
       .string()
       .nullable()
       .describe('Extension: its alerts are held until then (POST /heartbeats/{id}/snooze); null when not snoozed.'),
+    max_duration: z.number().int().nullable(),
+    min_duration: z.number().int().nullable(),
+    too_frequent_ratio: z.number().nullable(),
+    alert_after_failures: z.number().int(),
+    success_exit_codes: z.array(z.number().int()),
+    output_rules: z.array(OutputRule),
+    last_success_at: z.string().nullable().describe('Read-only: the last run judged a success.'),
+    failed_runs: z.number().int().describe('Read-only: failed runs in a row since the last success.'),
+    running: z
+      .array(z.object({ rid: z.string().nullable(), started_at: z.string() }))
+      .describe('Read-only: the open runs (after a /start, before its completion); rid null for the run without a run id.'),
     snooze_url: z
       .string()
       .describe(

@@ -16,11 +16,14 @@
  * the kind last applied, in the same millisecond, is a repeat: logged, changing nothing.
  */
 import { snapshotOf, type Snapshot } from './history.ts';
-import { isNewPing, nextState, type HeartbeatEvent, type HeartbeatState, type PingKind } from './state.ts';
+import { isNewPing, nextState, type HeartbeatEvent, type HeartbeatState, type PingJudgement, type PingKind } from './state.ts';
 
 export interface SequencePing {
+  /** As its content makes it (output.ts). */
   kind: PingKind;
   at: Date;
+  rid?: string | null;
+  reason?: 'output' | null;
 }
 
 /** An event with the states around it and the ping that caused it (an index into the pings), if any. */
@@ -36,6 +39,8 @@ export interface Sequence {
   events: SequenceEvent[];
   /** The state right after each ping; null for a ping that was not new (see `skipped`). */
   after: (Snapshot | null)[];
+  /** How the rules judged each ping; null for one that was not applied (a repeat or not new). */
+  judgements: (PingJudgement | null)[];
   /** Indexes of the pings that were not new to the state they met, in order. */
   skipped: number[];
 }
@@ -44,32 +49,36 @@ export function applyPings(start: HeartbeatState, pings: readonly SequencePing[]
   let state = start;
   const events: SequenceEvent[] = [];
   const after: (Snapshot | null)[] = [];
+  const judgements: (PingJudgement | null)[] = [];
   const skipped: number[] = [];
   const step = (input: Parameters<typeof nextState>[1], at: Date, ping: number | null) => {
     const before = state;
     const t = nextState(before, input, at);
     state = t.state;
     for (const event of t.effects.events) events.push({ event, before, after: state, ping });
+    return t.effects.judgement ?? null;
   };
   for (const [i, p] of pings.entries()) {
     if (repeats(state, p)) {
       // A ping of the same kind in the same millisecond as the last one applied (a job in a
       // loop): the stream delivered it after that one, and it would change nothing.
       after.push(snapshotOf(state));
+      judgements.push(null);
       continue;
     }
     if (!isNewPing(state, p.kind, p.at)) {
       after.push(null);
+      judgements.push(null);
       skipped.push(i);
       continue;
     }
     const at = p.at.getTime() <= now.getTime() ? p.at : now;
     step({ type: 'tick' }, at, null);
-    step({ type: 'ping', kind: p.kind, at: p.at }, at, i);
+    judgements.push(step({ type: 'ping', kind: p.kind, at: p.at, rid: p.rid ?? null, reason: p.reason ?? null }, at, i));
     after.push(snapshotOf(state));
   }
   step({ type: 'tick' }, now, null);
-  return { state, events, after, skipped };
+  return { state, events, after, judgements, skipped };
 }
 
 function repeats(state: HeartbeatState, p: SequencePing): boolean {

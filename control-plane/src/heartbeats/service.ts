@@ -1,18 +1,28 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import { requireProject, type Principal } from '../accounts/bearer.ts';
-import { notFound } from '../platform/errors.ts';
+import { AppError, notFound } from '../platform/errors.ts';
 import { recordEvent, type OutboxPublisher } from '../platform/outbox.ts';
 import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
 import { heartbeatEvent } from './events.ts';
-import { keepOrSet, stateOf, toIso } from './record.ts';
+import { keepOrSet, stateOf, storedRuns, toIso } from './record.ts';
 import { linkDependencies } from '../dependencies/service.ts';
 import { checkIntegrationIds, linkIntegrations } from '../notifications/integrations/links.ts';
 import { heartbeatSnoozeUrl } from '../alerts/links.ts';
 import * as repo from './repo.ts';
 import type { Heartbeat, HeartbeatCreateBody, HeartbeatUpdateBody } from './schemas.ts';
-import { initialState, nextState, type ConfigChanges } from './state.ts';
+import { DEFAULT_SUCCESS_EXIT_CODES } from './output.ts';
+import { initialState, nextState, type ConfigChanges, type HeartbeatState } from './state.ts';
+
+/** A minimum run time must be shorter than the run-time limit (the grace period when there is none). */
+function checkDurations(state: Pick<HeartbeatState, 'min_duration' | 'max_duration' | 'grace_period'>): void {
+  if (state.min_duration === null) return;
+  const limit = state.max_duration ?? state.grace_period;
+  if (state.min_duration < limit) return;
+  const message = `The min_duration field must be less than ${state.max_duration === null ? 'the grace_period' : 'max_duration'} (${limit} seconds).`;
+  throw new AppError('VALIDATION', message, { min_duration: [message] });
+}
 
 /** The API's context, and where the events a PATCH causes are published after it commits. */
 export type HeartbeatContext = ApiContext & { outbox: Pick<OutboxPublisher, 'publish'> };
@@ -23,7 +33,14 @@ export type HeartbeatContext = ApiContext & { outbox: Pick<OutboxPublisher, 'pub
  */
 function present(ctx: ApiContext, v: repo.HeartbeatView, now: Date): Heartbeat {
   const pingUrl = `${ctx.config.PING_BASE_URL}/heartbeat/${v.id}`;
-  const status = v.active ? nextState(stateOf(v), { type: 'tick' }, now).state.status : 'paused';
+  const state = v.active ? nextState(stateOf(v), { type: 'tick' }, now).state : null;
+  const status = state ? state.status : 'paused';
+  const running = state
+    ? [
+        ...(state.started_at ? [{ rid: null, started_at: state.started_at.toISOString() }] : []),
+        ...storedRuns(state.runs).map((r) => ({ rid: r.rid, started_at: r.started_at })),
+      ].map((r) => ({ rid: r.rid, started_at: formatTimestamp(r.started_at) }))
+    : [];
   return {
     id: v.id,
     name: v.name,
@@ -44,6 +61,15 @@ function present(ctx: ApiContext, v: repo.HeartbeatView, now: Date): Heartbeat {
     active: v.active,
     integration_ids: v.integration_ids,
     depends_on: v.depends_on,
+    max_duration: v.max_duration,
+    min_duration: v.min_duration,
+    too_frequent_ratio: v.too_frequent_ratio,
+    alert_after_failures: v.alert_after_failures,
+    success_exit_codes: v.success_exit_codes,
+    output_rules: v.output_rules,
+    last_success_at: formatTimestamp(v.last_success_at),
+    failed_runs: v.failed_runs,
+    running,
     snoozed_until:
       v.snoozed_until !== null && Date.parse(formatTimestamp(v.snoozed_until)) > now.getTime() ? formatTimestamp(v.snoozed_until) : null,
     snooze_url: heartbeatSnoozeUrl(ctx.keys.alertLinks, ctx.config.PING_BASE_URL, v.id),
@@ -77,9 +103,14 @@ export async function createHeartbeat(ctx: ApiContext, p: Principal, body: Heart
       timezone: body.timezone,
       period: body.period ?? null,
       active: body.active,
+      max_duration: body.max_duration ?? null,
+      min_duration: body.min_duration ?? null,
+      too_frequent_ratio: body.too_frequent_ratio ?? null,
+      alert_after_failures: body.alert_after_failures,
     },
     ctx.now(),
   );
+  checkDurations(state);
   const write = {
     project_id: body.project_id,
     name: body.name,
@@ -92,6 +123,13 @@ export async function createHeartbeat(ctx: ApiContext, p: Principal, body: Heart
     status: state.status,
     started_at: toIso(state.started_at),
     down_since: toIso(state.down_since),
+    runs: [],
+    max_duration: state.max_duration,
+    min_duration: state.min_duration,
+    too_frequent_ratio: state.too_frequent_ratio,
+    alert_after_failures: state.alert_after_failures,
+    success_exit_codes: body.success_exit_codes ?? [...DEFAULT_SUCCESS_EXIT_CODES],
+    output_rules: body.output_rules ?? [],
   };
   const id = await ctx.sql.begin(async (tx) => {
     const id = await repo.insertHeartbeat(tx, write);
@@ -120,9 +158,14 @@ export async function updateHeartbeat(ctx: HeartbeatContext, p: Principal, id: s
       period: body.period,
       active: body.active,
       next_ping_at: body.next_ping_at == null ? body.next_ping_at : new Date(body.next_ping_at),
+      max_duration: body.max_duration,
+      min_duration: body.min_duration,
+      too_frequent_ratio: body.too_frequent_ratio,
+      alert_after_failures: body.alert_after_failures,
     };
     const before = stateOf(current);
     const { state, effects } = nextState(before, { type: 'config', changes }, ctx.now());
+    checkDurations(state);
     await repo.updateHeartbeat(tx, id, {
       name: body.name ?? current.name,
       grace_period: state.grace_period,
@@ -135,6 +178,13 @@ export async function updateHeartbeat(ctx: HeartbeatContext, p: Principal, id: s
       status: state.status,
       started_at: keepOrSet(current.started_at, before.started_at, state.started_at),
       down_since: keepOrSet(current.down_since, before.down_since, state.down_since),
+      runs: state.runs === before.runs ? current.runs : storedRuns(state.runs),
+      max_duration: state.max_duration,
+      min_duration: state.min_duration,
+      too_frequent_ratio: state.too_frequent_ratio,
+      alert_after_failures: state.alert_after_failures,
+      success_exit_codes: body.success_exit_codes ?? current.success_exit_codes,
+      output_rules: body.output_rules ?? current.output_rules,
     });
     await linkIntegrations(tx, { kind: 'heartbeat', id }, body.integration_ids);
     await linkDependencies(tx, current.project_id, { type: 'heartbeat', id }, body.depends_on);

@@ -109,6 +109,11 @@ export function jsonPathProblem(path: string): string | undefined {
   }
 }
 
+/** Whether an RE2 pattern (one patternProblem accepts) matches somewhere in `text`. */
+export function patternFinds(pattern: string, text: string): boolean {
+  return compiled(pattern).matcher(text).find();
+}
+
 const patterns = new Map<string, RE2JS>();
 function compiled(pattern: string): RE2JS {
   let re = patterns.get(pattern);

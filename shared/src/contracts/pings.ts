@@ -6,8 +6,11 @@ export type PingKind = z.infer<typeof PingKind>;
 
 export const pingMethods = ['GET', 'POST', 'HEAD'] as const;
 
-/** Bytes of a request body kept with a ping; the rest is read and dropped. */
-export const PING_BODY_LIMIT = 10 * 1024;
+/** Bytes of a request body an edge keeps with a ping by default (PING_BODY_LIMIT); the rest is read and dropped. */
+export const PING_BODY_LIMIT = 100 * 1024;
+
+/** The most PING_BODY_LIMIT may be: a ping, its body escaped as JSON, stays well inside NATS's 1 MB message limit. */
+export const PING_BODY_LIMIT_MAX = 256 * 1024;
 
 /**
  * One call of a ping URL, published on `<ns>.pings.<partition>.<heartbeat_id>` (partition:
@@ -30,10 +33,15 @@ export const Ping = z.object({
   /** The client's address as the edge saw it. */
   source: z.string().max(64),
   user_agent: z.string().max(512).nullable(),
-  /** The first 10 KB of the request body as UTF-8 (undecodable bytes and NUL replaced by U+FFFD). */
-  body: z.string().max(PING_BODY_LIMIT),
+  /**
+   * The first PING_BODY_LIMIT bytes of the request body (100 KB by default) as UTF-8 (undecodable
+   * bytes and NUL replaced by U+FFFD).
+   */
+  body: z.string().max(PING_BODY_LIMIT_MAX),
   /** Size of the whole request body in bytes. */
   body_size: z.number().int().nonnegative(),
+  /** The run id of `?rid=<uuid>`: pairs a /start with its completion when runs overlap. Absent or null: none. */
+  rid: z.uuid().nullable().optional(),
 });
 export type Ping = z.infer<typeof Ping>;
 

@@ -34,6 +34,8 @@ interface EdgeBase {
   lookupTimeoutMs?: number;
   /** PING_RATE_LIMIT: pings a minute per heartbeat at this edge, in bursts up to the same; 0 or absent: no limit. */
   perHeartbeatPerMinute?: number;
+  /** PING_BODY_LIMIT: bytes of a request body kept with the ping (default 100 KB). */
+  bodyLimit?: number;
 }
 
 /**
@@ -56,14 +58,23 @@ function answer(reply: FastifyReply, status: number, text: string): FastifyReply
   );
 }
 
+/** The run id of `?rid=`: null when absent or empty, undefined when it is not a UUID. */
+function runIdOf(query: unknown): string | null | undefined {
+  const rid = (query as Record<string, unknown> | undefined)?.rid;
+  if (rid === undefined || rid === '') return null;
+  return typeof rid === 'string' && UUID.test(rid) ? rid.toLowerCase() : undefined;
+}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const unavailable = (reply: FastifyReply) => answer(reply.header('retry-after', '5'), 503, 'Service temporarily unavailable');
 
 /**
  * Registers the ping URLs on `app`: `/heartbeat/<id>`, `/start`, `/fail` and `/<exit code>`,
- * for GET, POST and HEAD. 200 `OK` once JetStream has the ping, 404 for an id that is not a
- * heartbeat, 429 (Retry-After) beyond the heartbeat's rate at this edge, 503 (Retry-After) when
- * NATS cannot take it: a 200 is a promise the ping is stored, so an edge never buffers one.
- * Bodies of any type are read to the end and the first 10 KB kept.
+ * for GET, POST and HEAD, each with an optional run id (`?rid=<uuid>`). 200 `OK` once JetStream
+ * has the ping, 400 for a run id that is not a UUID, 404 for an id that is not a heartbeat, 429
+ * (Retry-After) beyond the heartbeat's rate at this edge, 503 (Retry-After) when NATS cannot take
+ * it: a 200 is a promise the ping is stored, so an edge never buffers one. Bodies of any type are
+ * read to the end and the first `bodyLimit` bytes kept.
  */
 export async function registerPingEdge(app: AnyFastify, opts: PingEdgeOptions): Promise<void> {
   const publisher = createAckPublisher(opts.nc, { budgetMs: opts.publishBudgetMs ?? 8_000 });
@@ -76,6 +87,8 @@ export async function registerPingEdge(app: AnyFastify, opts: PingEdgeOptions): 
     const params = req.params as { id: string; suffix?: string };
     const target = parsePingTarget(params.id, params.suffix);
     if (!target) return answer(reply, 404, 'Not found');
+    const rid = runIdOf(req.query);
+    if (rid === undefined) return answer(reply, 400, 'rid must be a UUID');
     let known: boolean;
     try {
       known = await isKnown(target.heartbeatId);
@@ -101,6 +114,7 @@ export async function registerPingEdge(app: AnyFastify, opts: PingEdgeOptions): 
       user_agent: userAgent ? userAgent.slice(0, 512) : null,
       body: body?.text ?? '',
       body_size: body?.size ?? 0,
+      ...(rid ? { rid } : {}),
     };
     const subject = opts.names.subjects.ping(pingPartition(ping.heartbeat_id, opts.partitions), ping.heartbeat_id);
     if (!(await publisher.publish(subject, JSON.stringify(ping), ping.id))) {
@@ -122,7 +136,7 @@ export async function registerPingEdge(app: AnyFastify, opts: PingEdgeOptions): 
     // Bodies are logs of any type (often plain text posted as form data): read as bytes, never parsed.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_req: FastifyRequest, payload: Readable, done: (err: Error | null, body?: unknown) => void) => {
-      readBodyHead(payload).then(
+      readBodyHead(payload, opts.bodyLimit).then(
         ({ head, size }) => done(null, { text: bodyExcerpt(head, size > head.length), size } satisfies PingBody),
         (err: Error) => done(err),
       );

@@ -20,13 +20,17 @@ export function lockHeartbeats(tx: Db, ids: readonly string[]) {
  * updated_at stays, so the change trigger does not fire for our own writes.
  */
 export function statesUpdate(tx: Db, rows: readonly (StateColumns & { id: string })[]): Statement {
-  const col = <K extends keyof StateColumns | 'id'>(k: K) => arrayLiteral(rows.map((r) => r[k]));
+  const col = <K extends Exclude<keyof StateColumns, 'runs' | 'failed_runs'> | 'id'>(k: K) => arrayLiteral(rows.map((r) => r[k]));
+  // Open runs are rare: most rows write none, as null (the column keeps its '[]').
+  const runs = arrayLiteral(rows.map((r) => (r.runs.length > 0 ? JSON.stringify(r.runs) : null)));
+  const failed = `{${rows.map((r) => r.failed_runs).join(',')}}`;
   return tx`
     update heartbeats h set status = v.status, next_ping_at = v.next_ping_at, last_ping_at = v.last_ping_at,
-      last_ping_kind = v.last_ping_kind, started_at = v.started_at, down_since = v.down_since
+      last_ping_kind = v.last_ping_kind, started_at = v.started_at, down_since = v.down_since,
+      runs = coalesce(v.runs::jsonb, '[]'), last_success_at = v.last_success_at, failed_runs = v.failed_runs
     from unnest(${col('id')}::uuid[], ${col('status')}::text[], ${col('next_ping_at')}::timestamptz[],
       ${col('last_ping_at')}::timestamptz[], ${col('last_ping_kind')}::text[], ${col('started_at')}::timestamptz[],
-      ${col('down_since')}::timestamptz[])
-      as v(id, status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since)
+      ${col('down_since')}::timestamptz[], ${runs}::text[], ${col('last_success_at')}::timestamptz[], ${failed}::int[])
+      as v(id, status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since, runs, last_success_at, failed_runs)
     where h.id = v.id`;
 }

@@ -4,11 +4,12 @@ import type { Sql } from '../../platform/db/sql.ts';
 import { together, type Statement } from '../../platform/db/sql.ts';
 import { eventsInsert } from '../../platform/outbox.ts';
 import { heartbeatEvent } from '../events.ts';
-import { stateColumns, stateOf, unchanged, type StateColumns } from '../record.ts';
+import { contentSettingsOf, stateColumns, stateOf, unchanged, type StateColumns } from '../record.ts';
+import { judgeContent } from '../output.ts';
 import { mergeLatePing } from '../history.ts';
 import type { HeartbeatRecord } from '../repo.ts';
-import { applyPings, type Sequence } from '../sequence.ts';
-import { deadlineOf, type HeartbeatEvent, type HeartbeatState } from '../state.ts';
+import { applyPings, type Sequence, type SequencePing } from '../sequence.ts';
+import { deadlineOf, type HeartbeatEvent, type HeartbeatState, type PingJudgement } from '../state.ts';
 import { insertPings, PING_LOG_SIZE, pingHistory, pingsTrim, writeSnapshots, type PingEntry } from '../pings/repo.ts';
 import { lockHeartbeats, statesUpdate } from './repo.ts';
 
@@ -47,15 +48,23 @@ interface Raised {
   before: HeartbeatState;
   after: HeartbeatState;
   ping: StepPing | undefined;
+  /** How the rules judged the ping that raised it. */
+  judgement?: PingJudgement | null;
 }
 
 /** A step once the rules ran over its pings; `row` undefined: the heartbeat is gone. */
 type Planned = { input: StepInput; row: undefined } | { input: StepInput; row: HeartbeatRecord; before: HeartbeatState; seq: Sequence };
 
+/** A ping as the rules take it: its kind as its content makes it (exit codes, output rules), its run id. */
+function sequencePing(row: HeartbeatRecord, p: StepPing): SequencePing {
+  const content = judgeContent(contentSettingsOf(row), p.ping);
+  return { kind: content.kind, at: p.at, rid: p.ping.rid ?? null, reason: content.reason };
+}
+
 const plan = (row: HeartbeatRecord, input: StepInput, pings: readonly StepPing[] = input.pings): Sequence =>
   applyPings(
     stateOf(row),
-    pings.map((p) => ({ kind: p.ping.kind, at: p.at })),
+    pings.map((p) => sequencePing(row, p)),
     input.now,
   );
 
@@ -101,7 +110,7 @@ export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOut
       p.input.pings.forEach((x, i) => {
         const after = p.seq.after[i] ?? null;
         if (i < oldestKept && after !== null) passed.add(x.ping.id);
-        else entries.push({ ping: x.ping, at: x.at, after });
+        else entries.push({ ping: x.ping, at: x.at, after, judgement: p.seq.judgements[i] ?? null });
       });
     }
     const inserted = await insertPings(tx, entries);
@@ -126,11 +135,15 @@ export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOut
         seq = plan(row, input, fresh);
         await writeSnapshots(
           tx,
-          fresh.flatMap((x, i) => (seq.after[i] ? [{ id: x.ping.id, after: seq.after[i]! }] : [])),
+          fresh.flatMap((x, i) => (seq.after[i] ? [{ id: x.ping.id, after: seq.after[i]!, judgement: seq.judgements[i] ?? null }] : [])),
         );
       }
       const pingsOfSeq = seq === p.seq ? input.pings : fresh;
-      const events: Raised[] = seq.events.map((e) => ({ ...e, ping: e.ping === null ? undefined : pingsOfSeq[e.ping] }));
+      const events: Raised[] = seq.events.map((e) => ({
+        ...e,
+        ping: e.ping === null ? undefined : pingsOfSeq[e.ping],
+        judgement: e.ping === null ? null : seq.judgements[e.ping],
+      }));
       let state = seq.state;
       // Late pings are merged one at a time, each into the history as it stands: the step's
       // other late pings are logged already but not yet part of it.
@@ -141,10 +154,11 @@ export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOut
         const history = await pingHistory(
           tx,
           input.id,
+          contentSettingsOf(row),
           unmerged.map((u) => u.ping.id),
         );
         unmerged.shift();
-        const merged = mergeLatePing(state, history, { id: x.ping.id, kind: x.ping.kind, at: x.at }, input.now);
+        const merged = mergeLatePing(state, history, { id: x.ping.id, ...sequencePing(row, x) }, input.now);
         if (!merged) continue;
         late.merged++;
         late.alerts += merged.events.length;
@@ -162,7 +176,13 @@ export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOut
         events: [],
       };
       for (const e of events) {
-        const about = e.ping && { kind: e.ping.ping.kind, exit_code: e.ping.ping.exit_code, region: e.ping.ping.region };
+        const about = e.ping && {
+          kind: e.ping.ping.kind,
+          exit_code: e.ping.ping.exit_code,
+          region: e.ping.ping.region,
+          ...(e.ping.ping.rid ? { rid: e.ping.ping.rid } : {}),
+          ...(e.judgement?.duration_ms != null ? { run_duration_seconds: e.judgement.duration_ms / 1000 } : {}),
+        };
         raised.push({ outcome, event: heartbeatEvent(row, e.event, e.before, e.after, about) });
       }
       outcomes.push(outcome);

@@ -1,7 +1,9 @@
 import type { Ping } from '../../../../shared/src/contracts/pings.ts';
 import { arrayLiteral, type Db, type Sql, type Statement } from '../../platform/db/sql.ts';
-import { comparePings, parseSnapshot, type LoggedPing, type Snapshot } from '../history.ts';
-import { toDate } from '../record.ts';
+import { comparePings, parseSnapshot, type LoggedPing, type PingSnapshot, type Snapshot } from '../history.ts';
+import { judgeContent, type ContentSettings } from '../output.ts';
+import { storedRuns, toDate } from '../record.ts';
+import type { FailureReason, PingJudgement } from '../state.ts';
 import { offsetOf, type PageQuery } from '../../platform/http/pagination.ts';
 
 /** Pings kept per heartbeat; older ones are trimmed as new ones arrive. */
@@ -18,6 +20,11 @@ export interface PingRecord {
   user_agent: string | null;
   body: string;
   body_size: number;
+  rid: string | null;
+  outcome: 'success' | 'fail' | null;
+  reason: FailureReason | null;
+  /** bigint as text. */
+  duration_ms: string | null;
 }
 
 /** The ids among these (valid uuids, checked by the caller) that are heartbeats. */
@@ -34,7 +41,8 @@ export async function heartbeatVisible(sql: Sql, id: string, projectIds: readonl
 /** Newest first. */
 export async function listPings(sql: Sql, heartbeatId: string, page: PageQuery): Promise<{ rows: PingRecord[]; total: number }> {
   const rows = await sql<(PingRecord & { total: number })[]>`
-    select kind, exit_code, received_at, region, source, method, user_agent, body, body_size, count(*) over ()::int as total
+    select kind, exit_code, received_at, region, source, method, user_agent, body, body_size, rid, outcome, reason, duration_ms,
+      count(*) over ()::int as total
     from heartbeat_pings where heartbeat_id = ${heartbeatId}
     order by received_at desc, id desc
     limit ${page.per_page} offset ${offsetOf(page)}`;
@@ -51,11 +59,15 @@ export async function listPings(sql: Sql, heartbeatId: string, page: PageQuery):
 // eslint-disable-next-line no-control-regex -- NUL is the character looked for
 const clean = <T extends string | null>(s: T): T => (s === null ? s : (s.replace(/\u0000/g, '\uFFFD') as T));
 
-/** A ping to log: the stream's timestamp, and the rules' state right after it (null when not known yet). */
+/**
+ * A ping to log: the stream's timestamp, the rules' state right after it and how they judged it
+ * (null when not known yet).
+ */
 export interface PingEntry {
   ping: Ping;
   at: Date;
   after: Snapshot | null;
+  judgement?: PingJudgement | null;
 }
 
 /**
@@ -78,6 +90,10 @@ export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promis
     method: new Array<string>(n),
     size: new Array<string>(n),
     at: new Array<string>(n),
+    rid: new Array<string>(n),
+    outcome: new Array<string>(n),
+    reason: new Array<string>(n),
+    duration: new Array<string>(n),
   };
   const snap = {
     status: new Array<string>(n),
@@ -86,16 +102,19 @@ export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promis
     lastKind: new Array<string>(n),
     started: new Array<string>(n),
     down: new Array<string>(n),
+    lastSuccess: new Array<string>(n),
+    failed: new Array<string>(n),
   };
   const texts = {
     region: new Array<string | null>(n),
     source: new Array<string>(n),
     agent: new Array<string | null>(n),
     body: new Array<string>(n),
+    runs: new Array<string | null>(n),
   };
   const iso = (d: Date | null) => (d ? d.toISOString() : 'NULL');
   for (let i = 0; i < n; i++) {
-    const { ping: p, at, after } = entries[i]!;
+    const { ping: p, at, after, judgement } = entries[i]!;
     cols.hb[i] = p.heartbeat_id;
     cols.id[i] = p.id;
     cols.kind[i] = p.kind;
@@ -104,12 +123,19 @@ export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promis
     cols.method[i] = p.method;
     cols.size[i] = String(p.body_size);
     cols.at[i] = at.toISOString();
+    cols.rid[i] = p.rid ?? 'NULL';
+    cols.outcome[i] = judgement?.outcome ?? 'NULL';
+    cols.reason[i] = judgement?.reason ?? 'NULL';
+    cols.duration[i] = judgement?.duration_ms == null ? 'NULL' : String(judgement.duration_ms);
     snap.status[i] = after ? after.status : 'NULL';
     snap.next[i] = after ? iso(after.next_ping_at) : 'NULL';
     snap.last[i] = after ? iso(after.last_ping_at) : 'NULL';
     snap.lastKind[i] = after?.last_ping_kind ?? 'NULL';
     snap.started[i] = after ? iso(after.started_at) : 'NULL';
     snap.down[i] = after ? iso(after.down_since) : 'NULL';
+    snap.lastSuccess[i] = after ? iso(after.last_success_at) : 'NULL';
+    snap.failed[i] = after ? String(after.failed_runs) : 'NULL';
+    texts.runs[i] = after && after.runs.length > 0 ? JSON.stringify(storedRuns(after.runs)) : null;
     texts.region[i] = clean(p.region);
     texts.source[i] = clean(p.source);
     texts.agent[i] = clean(p.user_agent);
@@ -117,37 +143,61 @@ export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promis
   }
   const plain = (values: string[]) => `{${values.join(',')}}`;
   const inserted = await tx<{ ping_id: string }[]>`
-    insert into heartbeat_pings (heartbeat_id, ping_id, kind, exit_code, received_at, region, source, method, user_agent, body, body_size, at, state_after)
+    insert into heartbeat_pings (heartbeat_id, ping_id, kind, exit_code, received_at, region, source, method, user_agent, body, body_size, at,
+      rid, outcome, reason, duration_ms, state_after)
     select heartbeat_id, ping_id, kind, exit_code, received_at, region, source, method, user_agent, body, body_size, at,
+      rid, outcome, reason, duration_ms,
       case when status is null then null else jsonb_build_object(
         'status', status, 'next_ping_at', next_ping_at, 'last_ping_at', last_ping_at,
-        'last_ping_kind', last_ping_kind, 'started_at', started_at, 'down_since', down_since) end
+        'last_ping_kind', last_ping_kind, 'started_at', started_at, 'down_since', down_since,
+        'runs', coalesce(runs::jsonb, '[]'), 'last_success_at', last_success_at, 'failed_runs', failed_runs) end
     from unnest(
       ${plain(cols.hb)}::uuid[], ${plain(cols.id)}::uuid[], ${plain(cols.kind)}::text[], ${plain(cols.code)}::smallint[],
       ${plain(cols.received)}::timestamptz[], ${arrayLiteral(texts.region)}::text[], ${arrayLiteral(texts.source)}::text[],
       ${plain(cols.method)}::text[], ${arrayLiteral(texts.agent)}::text[], ${arrayLiteral(texts.body)}::text[], ${plain(cols.size)}::int[],
-      ${plain(cols.at)}::timestamptz[], ${plain(snap.status)}::text[], ${plain(snap.next)}::text[], ${plain(snap.last)}::text[],
-      ${plain(snap.lastKind)}::text[], ${plain(snap.started)}::text[], ${plain(snap.down)}::text[])
+      ${plain(cols.at)}::timestamptz[], ${plain(cols.rid)}::uuid[], ${plain(cols.outcome)}::text[], ${plain(cols.reason)}::text[],
+      ${plain(cols.duration)}::bigint[], ${plain(snap.status)}::text[], ${plain(snap.next)}::text[], ${plain(snap.last)}::text[],
+      ${plain(snap.lastKind)}::text[], ${plain(snap.started)}::text[], ${plain(snap.down)}::text[], ${arrayLiteral(texts.runs)}::text[],
+      ${plain(snap.lastSuccess)}::text[], ${plain(snap.failed)}::int[])
       as v(heartbeat_id, ping_id, kind, exit_code, received_at, region, source, method, user_agent, body, body_size, at,
-        status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since)
+        rid, outcome, reason, duration_ms, status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since,
+        runs, last_success_at, failed_runs)
     on conflict (ping_id) do nothing returning ping_id`;
   return new Set(inserted.map((r) => r.ping_id));
 }
 
-/** The heartbeat's logged pings (but those in `except`) that carry the stream's timestamp, in the rules' order. */
-export async function pingHistory(tx: Db, heartbeatId: string, except: readonly string[] = []): Promise<LoggedPing[]> {
-  const rows = await tx<{ ping_id: string; kind: Ping['kind']; at: string; state_after: unknown }[]>`
-    select ping_id, kind, at, state_after from heartbeat_pings
+/**
+ * The heartbeat's logged pings (but those in `except`) that carry the stream's timestamp, in the
+ * rules' order, each of the kind its content makes it under the heartbeat's current settings.
+ */
+export async function pingHistory(tx: Db, heartbeatId: string, settings: ContentSettings, except: readonly string[] = []): Promise<LoggedPing[]> {
+  const rows = await tx<
+    { ping_id: string; kind: Ping['kind']; exit_code: number | null; body: string; rid: string | null; at: string; state_after: unknown }[]
+  >`
+    select ping_id, kind, exit_code, body, rid, at, state_after from heartbeat_pings
     where heartbeat_id = ${heartbeatId} and at is not null and ping_id <> all(${arrayLiteral(except)}::uuid[])`;
-  return rows.map((r) => ({ id: r.ping_id, kind: r.kind, at: toDate(r.at)!, after: parseSnapshot(r.state_after) })).sort(comparePings);
+  return rows
+    .map((r) => {
+      const content = judgeContent(settings, r);
+      return { id: r.ping_id, kind: content.kind, reason: content.reason, rid: r.rid, at: toDate(r.at)!, after: parseSnapshot(r.state_after) };
+    })
+    .sort(comparePings);
 }
 
-/** Stores the states a merged history gives the pings. */
-export async function writeSnapshots(tx: Db, snapshots: readonly { id: string; after: Snapshot }[]): Promise<void> {
+/** Stores the states a merged history gives the pings, and how it judges them. */
+export async function writeSnapshots(tx: Db, snapshots: readonly PingSnapshot[]): Promise<void> {
   if (snapshots.length === 0) return;
+  const stored = snapshots.map((s) => ({
+    id: s.id,
+    after: { ...s.after, runs: storedRuns(s.after.runs) },
+    outcome: s.judgement?.outcome ?? null,
+    reason: s.judgement?.reason ?? null,
+    duration_ms: s.judgement?.duration_ms ?? null,
+  }));
   await tx`
-    update heartbeat_pings p set state_after = e->'after'
-    from jsonb_array_elements(${tx.json(snapshots as never)}) as e
+    update heartbeat_pings p set state_after = e->'after', outcome = e->>'outcome', reason = e->>'reason',
+      duration_ms = (e->>'duration_ms')::bigint
+    from jsonb_array_elements(${tx.json(stored as never)}) as e
     where p.ping_id = (e->>'id')::uuid`;
 }
 

@@ -48,6 +48,7 @@ export function pingEdgeRoutes(app: App, ctx: ApiContext): Promise<void> {
     lookup: (ids) => existingHeartbeats(ctx.sql, ids),
     now: ctx.now,
     perHeartbeatPerMinute: ctx.config.PING_RATE_LIMIT,
+    bodyLimit: ctx.config.PING_BODY_LIMIT,
   });
 }
 
