@@ -14,6 +14,10 @@ const ping = (kind: PingLogEntry['kind'], s: number, exit_code: number | null = 
   user_agent: 'curl/8',
   body: '',
   body_size: 0,
+  rid: null,
+  outcome: null,
+  reason: null,
+  duration_seconds: null,
 });
 const change = (status: StatusChange['status'], s: number, reason: StatusChange['reason'] = 'ping'): StatusChange => ({
   status,

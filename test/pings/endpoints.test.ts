@@ -213,9 +213,18 @@ describe('ping endpoints of the control plane', () => {
           user_agent: 'node',
           body: 'exit 2: disk full',
           body_size: 17,
+          rid: null,
+          outcome: 'fail',
+          reason: 'failed',
+          duration_seconds: newest.duration_seconds,
         },
       );
       assert.match(newest.received_at, timestampFormat);
+      const run = (Date.parse(newest.received_at) - Date.parse(oldest.received_at)) / 1000;
+      assert.ok(
+        Math.abs(newest.duration_seconds - run) < 1,
+        `the run took ${newest.duration_seconds} s from its /start (${run} s by the edge)`,
+      );
       assert.deepEqual([oldest.kind, oldest.method, oldest.user_agent, oldest.body], ['start', 'GET', 'cron-wrapper/1', '']);
       const page = await logOf(hb.id, '?per_page=1&page=2');
       assert.deepEqual(page.meta, { current_page: 2, per_page: 1, total: 2, last_page: 2 });

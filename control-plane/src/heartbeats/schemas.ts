@@ -90,11 +90,15 @@ const successExitCodes = z
   .describe('Extension: exit codes of `/<code>` pings that mean success; any other code is a failure. Default [0].');
 const OutputRule = z
   .object({
-    match: z.enum(outputMatches).describe('contains: the text appears in the output (case-sensitive); regex: an RE2 pattern finds a match.'),
+    match: z
+      .enum(outputMatches)
+      .describe('contains: the text appears in the output (case-sensitive); regex: an RE2 pattern finds a match.'),
     value: z.string().min(1).max(MAX_PATTERN_LENGTH),
     outcome: z
       .enum(outputOutcomes)
-      .describe('fail: a success whose output matches counts as failed (reason output); success: a failure whose output matches counts as a success.'),
+      .describe(
+        'fail: a success whose output matches counts as failed (reason output); success: a failure whose output matches counts as a success.',
+      ),
   })
   .superRefine((rule, ctx) => {
     const problem = rule.match === 'regex' ? patternProblem(rule.value) : undefined;

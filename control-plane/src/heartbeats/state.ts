@@ -116,7 +116,8 @@ export type HeartbeatSettings = Pick<
 export type ConfigChanges = Partial<HeartbeatSettings & Pick<HeartbeatState, 'next_ping_at'>>;
 
 /** Why a completion counts as failed. `failed`: a /fail or an exit code that is not a success. */
-export type FailureReason = 'failed' | 'output' | 'too_short' | 'too_frequent';
+export const failureReasons = ['failed', 'output', 'too_short', 'too_frequent'] as const;
+export type FailureReason = (typeof failureReasons)[number];
 
 /**
  * A ping as the rules see it: `kind` as its content makes it (output.ts), with `reason` 'output'

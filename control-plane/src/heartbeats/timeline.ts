@@ -1,9 +1,9 @@
 import type { Principal } from '../accounts/bearer.ts';
 import { notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
-import { formatTimestamp } from '../platform/http/time.ts';
 import * as pings from './pings/repo.ts';
 import type { PingLogEntry } from './pings/schemas.ts';
+import { pingLogEntry } from './pings/service.ts';
 import { statusChanges, type StatusChange } from './timeline-repo.ts';
 
 export type { StatusChange } from './timeline-repo.ts';
@@ -22,8 +22,9 @@ export type TimelineEntry =
 
 /**
  * Merges pings and status changes (each newest first) into one log of at most `limit` entries,
- * newest first. A success or fail right after a /start (no other completion between) is that
- * run's end: its duration is the time between the two.
+ * newest first. A completion's duration is the one the rules measured (its run's /start, by run
+ * id); a completion logged before the rules measured runs (no outcome) right after a /start (no
+ * other completion between) is that run's end: its duration is the time between the two.
  */
 export function buildTimeline(log: readonly PingLogEntry[], changes: readonly StatusChange[], limit: number): TimelineEntry[] {
   const withDurations: TimelineEntry[] = [];
@@ -33,7 +34,8 @@ export function buildTimeline(log: readonly PingLogEntry[], changes: readonly St
     let duration: number | null = null;
     if (p.kind === 'start') started = at;
     else {
-      if (started !== null) duration = Math.max(0, (at - started) / 1000);
+      if (p.outcome !== null) duration = p.duration_seconds;
+      else if (started !== null) duration = Math.max(0, (at - started) / 1000);
       started = null;
     }
     withDurations.push({ type: 'ping', at: p.received_at, duration, ...p });
@@ -55,6 +57,5 @@ export async function heartbeatTimeline(ctx: ApiContext, p: Principal, heartbeat
     pings.listPings(ctx.sql, heartbeatId, { page: 1, per_page: limit }),
     statusChanges(ctx.sql, heartbeatId, limit),
   ]);
-  const log = rows.map((r) => ({ ...r, received_at: formatTimestamp(r.received_at) }));
-  return buildTimeline(log, changes, limit);
+  return buildTimeline(rows.map(pingLogEntry), changes, limit);
 }

@@ -170,7 +170,12 @@ export async function insertPings(tx: Db, entries: readonly PingEntry[]): Promis
  * The heartbeat's logged pings (but those in `except`) that carry the stream's timestamp, in the
  * rules' order, each of the kind its content makes it under the heartbeat's current settings.
  */
-export async function pingHistory(tx: Db, heartbeatId: string, settings: ContentSettings, except: readonly string[] = []): Promise<LoggedPing[]> {
+export async function pingHistory(
+  tx: Db,
+  heartbeatId: string,
+  settings: ContentSettings,
+  except: readonly string[] = [],
+): Promise<LoggedPing[]> {
   const rows = await tx<
     { ping_id: string; kind: Ping['kind']; exit_code: number | null; body: string; rid: string | null; at: string; state_after: unknown }[]
   >`
@@ -179,7 +184,14 @@ export async function pingHistory(tx: Db, heartbeatId: string, settings: Content
   return rows
     .map((r) => {
       const content = judgeContent(settings, r);
-      return { id: r.ping_id, kind: content.kind, reason: content.reason, rid: r.rid, at: toDate(r.at)!, after: parseSnapshot(r.state_after) };
+      return {
+        id: r.ping_id,
+        kind: content.kind,
+        reason: content.reason,
+        rid: r.rid,
+        at: toDate(r.at)!,
+        after: parseSnapshot(r.state_after),
+      };
     })
     .sort(comparePings);
 }

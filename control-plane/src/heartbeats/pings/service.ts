@@ -6,6 +6,11 @@ import { formatTimestamp } from '../../platform/http/time.ts';
 import * as repo from './repo.ts';
 import type { PingLogEntry } from './schemas.ts';
 
+/** A logged ping as the API shows it. */
+export function pingLogEntry({ duration_ms, ...r }: repo.PingRecord): PingLogEntry {
+  return { ...r, received_at: formatTimestamp(r.received_at), duration_seconds: duration_ms === null ? null : Number(duration_ms) / 1000 };
+}
+
 export async function listPings(
   ctx: ApiContext,
   p: Principal,
@@ -14,7 +19,7 @@ export async function listPings(
 ): Promise<{ items: PingLogEntry[]; total: number }> {
   if (!(await repo.heartbeatVisible(ctx.sql, heartbeatId, [...p.projectIds]))) throw notFound();
   const { rows, total } = await repo.listPings(ctx.sql, heartbeatId, page);
-  return { items: rows.map((r) => ({ ...r, received_at: formatTimestamp(r.received_at) })), total };
+  return { items: rows.map(pingLogEntry), total };
 }
 
 export { PING_LOG_SIZE } from './repo.ts';
