@@ -75,6 +75,7 @@ describe('the MCP endpoint', () => {
       'list_regions',
       'list_heartbeats',
       'get_heartbeat',
+      'list_heartbeat_pings',
       'list_triggers',
       'list_maintenance_windows',
       'list_alerts',
@@ -258,6 +259,24 @@ describe('the MCP endpoint', () => {
       }),
     );
     assert.deepEqual(updated.depends_on, [{ type: 'monitor', id: parent.id }]);
+    const ruled = json(
+      await client.callTool({
+        name: 'update_heartbeat',
+        arguments: {
+          id: created.id,
+          changes: { max_duration: 3600, alert_after_failures: 2, output_rules: [{ match: 'contains', value: 'ERROR', outcome: 'fail' }] },
+        },
+      }),
+    );
+    assert.deepEqual([ruled.max_duration, ruled.alert_after_failures, ruled.output_rules[0].value], [3600, 2, 'ERROR']);
+    const pings = json(await client.callTool({ name: 'list_heartbeat_pings', arguments: { id: created.id } }));
+    assert.deepEqual(pings, { data: [], meta: { current_page: 1, per_page: 25, total: 0 } });
+    const badRule = await client.callTool({
+      name: 'update_heartbeat',
+      arguments: { id: created.id, changes: { output_rules: [{ match: 'regex', value: '(', outcome: 'fail' }] } },
+    });
+    assert.equal(badRule.isError, true);
+    assert.match((badRule.content as { text: string }[])[0]!.text, /output_rules\[0\]\.value/);
     const refused = await client.callTool({
       name: 'update_heartbeat',
       arguments: { id: created.id, changes: { depends_on: [{ type: 'monitor', id: created.id }] } },

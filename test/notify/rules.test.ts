@@ -97,6 +97,30 @@ describe('notification texts', () => {
       'Heartbeat "Api" is down: the job started but did not finish within the grace period.',
     ],
     [
+      'a heartbeat whose job ran past its maximum run time',
+      { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'too_long' } },
+      'Heartbeat "Api" is down: the job started but did not finish within its maximum run time.',
+    ],
+    [
+      'a heartbeat whose job was too short, with how long it ran',
+      {
+        kind: 'heartbeat.down',
+        subject: subject('heartbeat'),
+        data: { reason: 'too_short', ping: { kind: 'success', exit_code: null, run_duration_seconds: 4.23 } },
+      },
+      'Heartbeat "Api" is down: the job finished sooner than its minimum run time (ran 4.2 s).',
+    ],
+    [
+      'a heartbeat whose job ran too often',
+      { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'too_frequent' } },
+      'Heartbeat "Api" is down: the job ran again too soon after its last success.',
+    ],
+    [
+      "a heartbeat whose job's output failed it",
+      { kind: 'heartbeat.down', subject: subject('heartbeat'), data: { reason: 'output' } },
+      'Heartbeat "Api" is down: the job\'s output matched a failure rule.',
+    ],
+    [
       'a heartbeat back up',
       { kind: 'heartbeat.up', subject: subject('heartbeat'), data: { duration_seconds: 3_600 } },
       'Heartbeat "Api" is up again after 1h.',

@@ -46,6 +46,7 @@ const toolCalls: Record<
   test_monitor: { args: (ids) => ({ id: ids.monitor }), refused: 404 },
   list_heartbeats: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   get_heartbeat: { args: (ids) => ({ id: ids.heartbeat }), refused: 404 },
+  list_heartbeat_pings: { args: (ids) => ({ id: ids.heartbeat }), refused: 404 },
   create_heartbeat: { args: (ids) => ({ project_id: ids.project, name: 'intruder' }), refused: 403 },
   update_heartbeat: { args: (ids) => ({ id: ids.heartbeat, changes: { name: 'intruder' } }), refused: 404 },
   update_project: { args: (ids) => ({ id: ids.project, changes: { alert_group_seconds: 30 } }), refused: 404 },

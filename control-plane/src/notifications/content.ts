@@ -56,14 +56,28 @@ export function expiresIn(daysLeft: number | undefined, at: string | undefined):
 const heartbeatReasons: Record<string, string> = {
   missed: 'no ping arrived within the grace period',
   failed: 'the job reported a failure',
+  output: "the job's output matched a failure rule",
+  too_short: 'the job finished sooner than its minimum run time',
+  too_frequent: 'the job ran again too soon after its last success',
+  too_long: 'the job started but did not finish within its maximum run time',
   start_timeout: 'the job started but did not finish within the grace period',
 };
 
+/** "ran 4.2 s" for a ping that closed a run. */
+function runText(ping: { run_duration_seconds?: unknown } | undefined): string {
+  const seconds = num(ping?.run_duration_seconds);
+  if (seconds === undefined) return '';
+  return ` (ran ${seconds < 60 ? `${Math.round(seconds * 10) / 10} s` : `${Math.round(seconds / 60)} min`})`;
+}
+
 export function causeOf(data: Record<string, unknown>): string | undefined {
   const reason = str(data.reason);
-  const exitCode = num((data.ping as { exit_code?: unknown } | undefined)?.exit_code);
+  const ping = data.ping as { exit_code?: unknown; run_duration_seconds?: unknown } | undefined;
+  const exitCode = num(ping?.exit_code);
   if (reason && Object.hasOwn(heartbeatReasons, reason))
-    return `${heartbeatReasons[reason]}${reason === 'failed' && exitCode !== undefined ? ` (exit code ${exitCode})` : ''}`;
+    return `${heartbeatReasons[reason]}${reason === 'failed' && exitCode !== undefined ? ` (exit code ${exitCode})` : ''}${
+      reason === 'too_short' ? runText(ping) : ''
+    }`;
   return str(data.cause) ?? reason ?? str(data.error);
 }
 

@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { HeartbeatCreateBody, HeartbeatListQuery, HeartbeatUpdateBody } from '../../heartbeats/schemas.ts';
 import * as heartbeats from '../../heartbeats/service.ts';
+import * as pingLog from '../../heartbeats/pings/service.ts';
 import { creates, overwrites, readOnly, type ToolContext } from '../context.ts';
 import { run } from '../result.ts';
 import { Paging } from './monitors.ts';
@@ -37,10 +38,27 @@ export function heartbeatTools(server: McpServer, t: ToolContext): void {
   );
 
   server.registerTool(
+    'list_heartbeat_pings',
+    {
+      title: "List a heartbeat's pings",
+      description:
+        'The pings a heartbeat received, newest first (the last 100 are kept), as GET /heartbeats/{id}/pings: kind, time, run id, how the rules judged it (outcome, reason: failed, output, too_short, too_frequent), run duration, exit code, the output it posted, source address and user agent.',
+      inputSchema: z.object({ id: z.uuid().describe('The heartbeat id.'), ...Paging }),
+      annotations: readOnly,
+    },
+    async ({ id, ...page }) =>
+      run(async () => {
+        const { items, total } = await pingLog.listPings(ctx, principal, id, page);
+        return { data: items, meta: { current_page: page.page, per_page: page.per_page, total } };
+      }),
+  );
+
+  server.registerTool(
     'create_heartbeat',
     {
       title: 'Create a heartbeat',
-      description: 'Creates a heartbeat in a project (same fields as POST /heartbeats). The answer holds the ping URL the job must call.',
+      description:
+        'Creates a heartbeat in a project (same fields as POST /heartbeats, run rules included: max_duration, min_duration, too_frequent_ratio, alert_after_failures, success_exit_codes, output_rules). The answer holds the ping URL the job must call.',
       inputSchema: HeartbeatCreateBody,
       annotations: creates,
     },
