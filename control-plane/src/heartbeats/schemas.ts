@@ -103,8 +103,7 @@ const OutputRule = z
   .superRefine((rule, ctx) => {
     const problem = rule.match === 'regex' ? patternProblem(rule.value) : undefined;
     if (problem) ctx.addIssue({ code: 'custom', path: ['value'], message: problem });
-  })
-  .meta({ id: 'HeartbeatOutputRule' });
+  });
 const outputRules = z
   .array(OutputRule)
   .max(20)
