@@ -110,7 +110,7 @@ describe('heartbeats API', () => {
       const hb = await created({ cron_schedule: '30 4 * * *', timezone: 'America/New_York' });
       const after = new Date();
       const expected = [before, after].map((at) =>
-        nextCronOccurrence('30 4 * * *', 'America/New_York', at).toISOString().replace('Z', '000Z'),
+        nextCronOccurrence('30 4 * * *', 'America/New_York', at)!.toISOString().replace('Z', '000Z'),
       );
       assert.ok(expected.includes(hb.next_ping_at), `${hb.next_ping_at} not in ${expected.join(', ')}`);
       assert.match(hb.next_ping_at, /T(08|09):30:00\.000000Z$/);
@@ -122,7 +122,7 @@ describe('heartbeats API', () => {
       const before = new Date();
       const hb = await created({ cron_schedule: '  @Daily\n', timezone: 'Asia/Kolkata' });
       const after = new Date();
-      const expected = [before, after].map((at) => nextCronOccurrence('@daily', 'Asia/Kolkata', at).toISOString().replace('Z', '000Z'));
+      const expected = [before, after].map((at) => nextCronOccurrence('@daily', 'Asia/Kolkata', at)!.toISOString().replace('Z', '000Z'));
       assert.ok(expected.includes(hb.next_ping_at), `${hb.next_ping_at} not in ${expected.join(', ')}`);
       assert.match(hb.next_ping_at, /T18:30:00\.000000Z$/);
       assert.equal(hb.cron_schedule, '@Daily');

@@ -17,12 +17,13 @@ import { offsetAt } from '../../control-plane/src/platform/time-zone.ts';
  *   America/Santiago   2026-09-06 04:00Z  00:00 -04  -> 01:00 -03    2026-04-05 03:00Z  00:00 -03  -> 23:00 -04 (Sat)
  *   Asia/Kolkata +05:30 and Asia/Kathmandu +05:45 all year.
  *
- * The rules pinned here (docs/heartbeats.md):
- * - A time the clock skips fires once, at the first instant after the jump (02:30 on the Berlin
- *   spring night fires at 03:00 CEST); several skipped times make that one firing.
- * - A time the clock passes twice fires on its first pass only, unless the expression counts
- *   elapsed time (its minute or hour field starts with `*`): then it fires on both passes, so an
- *   hourly schedule fires on every real hour. Vixie cron's rule.
+ * The rules pinned here (docs/heartbeats.md), Vixie cron's:
+ * - An expression whose minute or hour field starts with `*` counts elapsed time: it fires at
+ *   every instant the clock shows a time it names, so not at all for a time the clock jumps over
+ *   and twice for one it shows twice. An hourly schedule fires on every real hour.
+ * - Any other expression names times of day, each fired once: on its first pass when the clock
+ *   shows it twice, at the first instant after the jump when the clock skips it (02:30 on the
+ *   Berlin spring night fires at 03:00 CEST); several skipped times make that one firing.
  */
 const rows: Array<[why: string, expr: string, tz: string, after: string, expected: string]> = [
   // Spring forward: the skipped hour.
@@ -38,13 +39,19 @@ const rows: Array<[why: string, expr: string, tz: string, after: string, expecte
     '2026-03-09T06:00:00Z',
   ],
   [
-    'New York: a step inside the skipped hour fires once at 03:00',
+    'New York: every 15 minutes of 02:xx has none that night',
     '*/15 2 * * *',
     'America/New_York',
     '2026-03-08T06:50:00Z',
-    '2026-03-08T07:00:00Z',
+    '2026-03-09T06:00:00Z',
   ],
-  ['New York: ... and not again at 03:15', '*/15 2 * * *', 'America/New_York', '2026-03-08T07:00:00Z', '2026-03-09T06:00:00Z'],
+  [
+    'New York: half past every hour, 01:30 EST then 03:30 EDT',
+    '30 * * * *',
+    'America/New_York',
+    '2026-03-08T06:30:00Z',
+    '2026-03-08T07:30:00Z',
+  ],
   [
     'New York: every 15 minutes goes from 01:45 EST to 03:00 EDT',
     '*/15 * * * *',
@@ -53,7 +60,7 @@ const rows: Array<[why: string, expr: string, tz: string, after: string, expecte
     '2026-03-08T07:00:00Z',
   ],
   ['New York: ... then 03:15 EDT', '*/15 * * * *', 'America/New_York', '2026-03-08T07:00:00Z', '2026-03-08T07:15:00Z'],
-  ['New York: hourly fires at 03:00 EDT once', '0 * * * *', 'America/New_York', '2026-03-08T06:30:00Z', '2026-03-08T07:00:00Z'],
+  ['New York: hourly, 01:00 EST then 03:00 EDT', '0 * * * *', 'America/New_York', '2026-03-08T06:30:00Z', '2026-03-08T07:00:00Z'],
   ['Havana: midnight is skipped, fires at 01:00 CDT', '@daily', 'America/Havana', '2026-03-07T12:00:00Z', '2026-03-08T05:00:00Z'],
   ['Santiago: midnight is skipped, fires at 01:00 -03', '0 0 * * *', 'America/Santiago', '2026-09-05T12:00:00Z', '2026-09-06T04:00:00Z'],
 
@@ -105,6 +112,14 @@ const rows: Array<[why: string, expr: string, tz: string, after: string, expecte
     '2026-10-03T12:00:00Z',
     '2026-10-03T15:30:00Z',
   ],
+  [
+    'Lord Howe: hourly has no 02:00 that night, 01:00 then 03:00',
+    '0 * * * *',
+    'Australia/Lord_Howe',
+    '2026-10-03T14:30:00Z',
+    '2026-10-03T16:00:00Z',
+  ],
+  ['Lord Howe: 02:00 as a time of day fires at 02:30', '0 2 * * *', 'Australia/Lord_Howe', '2026-10-03T12:00:00Z', '2026-10-03T15:30:00Z'],
   ['Lord Howe: 01:45 fires on its first pass (+11)', '45 1 * * *', 'Australia/Lord_Howe', '2026-04-04T12:00:00Z', '2026-04-04T14:45:00Z'],
   ['Lord Howe: ... and not again at 01:45 +10:30', '45 1 * * *', 'Australia/Lord_Howe', '2026-04-04T14:45:00Z', '2026-04-05T15:15:00Z'],
   [
@@ -160,6 +175,15 @@ const rows: Array<[why: string, expr: string, tz: string, after: string, expecte
   ['13th or Friday: Friday the 6th comes first', '0 0 13 * 5', 'UTC', '2026-02-01T00:00:00Z', '2026-02-06T00:00:00Z'],
   ['13th or Friday: Friday the 13th fires once', '0 0 13 * 5', 'UTC', '2026-02-06T00:00:00Z', '2026-02-13T00:00:00Z'],
   ['13th or Friday: Monday the 13th comes before Friday the 17th', '0 0 13 * 5', 'UTC', '2026-04-10T00:00:00Z', '2026-04-13T00:00:00Z'],
+  ['a step counts as set: odd days or Fridays', '0 0 */2 * 5', 'UTC', '2026-02-01T00:00:00Z', '2026-02-03T00:00:00Z'],
+  [
+    'a step counts as set: Friday the 6th fires, even day though it is',
+    '0 0 */2 * 5',
+    'UTC',
+    '2026-02-05T00:00:00Z',
+    '2026-02-06T00:00:00Z',
+  ],
+  ['day of week alone when day of month is *', '0 0 * * 5', 'UTC', '2026-04-10T00:00:00Z', '2026-04-17T00:00:00Z'],
   ['13th or Friday, in Kolkata', '0 0 13 * fri', 'Asia/Kolkata', '2026-04-10T00:00:00Z', '2026-04-12T18:30:00Z'],
 
   // The shorthands, in any case and with the whitespace a form may leave.
@@ -245,6 +269,9 @@ describe('agrees with a minute-by-minute reading of the clock', () => {
   const MINUTE = 60_000;
   const cases: Array<[expr: string, tz: string, day: string]> = [
     ['30 2 * * *', 'Europe/Berlin', '2026-03-29'],
+    ['30 * * * *', 'Europe/Berlin', '2026-03-29'],
+    ['*/15 2 * * *', 'America/New_York', '2026-03-08'],
+    ['0 2 * * *', 'Australia/Lord_Howe', '2026-10-04'],
     ['30 2 * * *', 'Europe/Berlin', '2026-10-25'],
     ['*/20 * * * *', 'Europe/Berlin', '2026-10-25'],
     ['0,30 1,2 * * *', 'America/New_York', '2026-03-08'],
@@ -270,9 +297,9 @@ describe('agrees with a minute-by-minute reading of the clock', () => {
       const offset = offsetAt(tz, t);
       const wall = t + offset;
       const previous = offsetAt(tz, t - MINUTE);
-      // The clock jumped forward just before t: the minutes it skipped fire here, once.
+      // The clock jumped forward just before t: times of day it skipped fire here, once.
       let fires = false;
-      for (let skipped = t - MINUTE + previous + MINUTE; skipped < wall; skipped += MINUTE) if (walls.has(skipped)) fires = true;
+      if (!elapsed) for (let skipped = t + previous; skipped < wall; skipped += MINUTE) if (walls.has(skipped)) fires = true;
       if (walls.has(wall) && (elapsed || !seen.has(wall))) fires = true;
       seen.add(wall);
       if (fires) fired.push(t);
@@ -290,11 +317,26 @@ describe('agrees with a minute-by-minute reading of the clock', () => {
       for (let after = start + 2 * 3_600_000; after < fired.at(-1)!; after += 7 * MINUTE + 13_000) {
         const want = fired.find((t) => t > after)!;
         assert.equal(
-          nextCronOccurrence(expr, tz, new Date(after)).toISOString(),
+          nextCronOccurrence(expr, tz, new Date(after))?.toISOString(),
           new Date(want).toISOString(),
           `after ${new Date(after).toISOString()}`,
         );
       }
     });
   }
+});
+
+describe('an expression that only names times the clock skips', () => {
+  // 02:00-02:59 on the last Sunday of March: the hour Europe/Berlin skips every year, and that
+  // New York does not (it skips on the second Sunday of March).
+  it('never fires in Europe/Berlin', () => {
+    assert.equal(nextCronOccurrence('* 2 * 3 0L', 'Europe/Berlin', new Date('2026-01-01T00:00:00Z')), null);
+    assert.equal(nextExpectedPing({ cron_schedule: '* 2 * 3 0L', timezone: 'Europe/Berlin' }, new Date('2026-01-01T00:00:00Z')), null);
+  });
+  it('fires where the clock shows those times (New York, 29 March 2026 02:00 EDT)', () => {
+    assert.equal(iso(nextCronOccurrence('* 2 * 3 0L', 'America/New_York', new Date('2026-01-01T00:00:00Z'))), '2026-03-29T06:00:00.000Z');
+  });
+  it('as a time of day, fires after the jump (Berlin, 03:00 CEST)', () => {
+    assert.equal(iso(nextCronOccurrence('0 2 * 3 0L', 'Europe/Berlin', new Date('2026-01-01T00:00:00Z'))), '2026-03-29T01:00:00.000Z');
+  });
 });

@@ -89,10 +89,10 @@ export function validateTimezone(tz: string): boolean {
 }
 
 /**
- * Whether the expression counts elapsed time rather than naming times of day: its minute or
- * hour field starts with `*` (`0 * * * *`, `* 3 * * *`, a step such as `*` + `/15`). Such a job runs on both
- * passes of an hour the clock repeats; one at a time of day runs once. Vixie cron's rule, which
- * cronie keeps, so the pings expected are those a crontab sends.
+ * Whether the expression counts elapsed time rather than naming times of day: its minute or hour
+ * field starts with `*` (`0 * * * *`, `* 3 * * *`, a step such as `*` + `/15`). Vixie cron's
+ * rule, which cronie keeps: such a job follows the real clock through daylight-saving changes,
+ * a job at a time of day runs once a day whatever the clock does.
  */
 function countsElapsedTime(fields: string): boolean {
   const [minute = '', hour = ''] = fields.split(' ');
@@ -113,26 +113,36 @@ function transitionBetween(tz: string, from: number, to: number): number {
 }
 
 /**
- * The instants at which a matched wall-clock time (`wall`: the local date and time as if it were
- * UTC) fires, earliest first. An ordinary time has one. A time the clock passes twice (autumn)
- * fires on its first pass, and on the second too when the expression counts elapsed time. A time
- * the clock skips (spring) fires at the first instant after the jump: every skipped time does,
- * so they make one firing there.
+ * The instants at which the zone's clock shows `wall` (the local date and time as if it were
+ * UTC), earliest first: one, two when the clock goes back over it, none when it jumps over it.
+ * `jump` is then the instant of that jump.
  */
-function firings(tz: string, wall: number, elapsed: boolean): number[] {
+function instantsOf(tz: string, wall: number): { passes: number[]; jump: number } {
   // The zone's offsets a day either side: no zone changes its offset twice within two days.
   const before = offsetAt(tz, wall - DAY);
   const after = offsetAt(tz, wall + DAY);
-  if (before === after) return [wall - before];
+  if (before === after) return { passes: [wall - before], jump: NaN };
   const passes = [wall - before, wall - after].filter((t) => t + offsetAt(tz, t) === wall).sort((x, y) => x - y);
-  if (passes.length === 0) return [transitionBetween(tz, wall - after, wall - before)];
-  return elapsed ? passes : passes.slice(0, 1);
+  return { passes, jump: passes.length > 0 ? NaN : transitionBetween(tz, wall - after, wall - before) };
 }
 
 /**
- * The first occurrence of `expr` strictly after `after`, in time zone `tz`, with the
- * daylight-saving rules of `firings`. `expr` and `tz` must have passed validateCron /
+ * Jumps over the times an expression names, with nothing fired between them, before it counts
+ * as never firing in the zone, as `* 2 * 3 0L` (02:00-02:59 on the last Sunday of March) does in
+ * Europe/Berlin. Dates and weekdays repeat within 28 years between century years, and a zone
+ * jumps forward once or twice a year.
+ */
+const MAX_JUMPS = 60;
+
+/**
+ * The first occurrence of `expr` strictly after `after`, in time zone `tz`; null when every time
+ * it names is one the clock skips. `expr` and `tz` must have passed validateCron /
  * validateTimezone.
+ *
+ * Through daylight-saving changes, an expression that counts elapsed time fires at every instant
+ * the clock shows a time it names: not at all for a time the clock jumps over, twice for one it
+ * shows twice. A time of day fires once: on its first pass when the clock shows it twice, at the
+ * first instant after the jump when the clock skips it (several skipped times make one firing).
  *
  * cron-parser only matches wall-clock times (read in UTC, where no clock jumps); mapping them to
  * instants is done here, because cron-parser's own time-zone mode moves a skipped time by the
@@ -140,17 +150,26 @@ function firings(tz: string, wall: number, elapsed: boolean): number[] {
  * repeated midnight on its second pass (Havana) and answers a second pass when asked from inside
  * a repeated hour.
  */
-export function nextCronOccurrence(expr: string, tz: string, after: Date): Date {
+export function nextCronOccurrence(expr: string, tz: string, after: Date): Date | null {
   const fields = cronFields(expr);
+  // The default zone, where the clock never changes: its wall-clock times are the instants.
+  if (tz === 'UTC') return CronExpressionParser.parse(fields, { currentDate: after, tz }).next().toDate();
   const elapsed = countsElapsedTime(fields);
   const from = after.getTime();
+  const wallsAfter = (wall: number) => CronExpressionParser.parse(fields, { currentDate: new Date(wall), tz: 'UTC' });
   // An instant after `from` reads on the clock after `from` plus the lower of the offsets around
   // it: a repeated hour's second pass shows an earlier time than its first pass did.
-  const wallFrom = from + Math.min(offsetAt(tz, from), offsetAt(tz, from + DAY));
-  const walls = CronExpressionParser.parse(fields, { currentDate: new Date(wallFrom), tz: 'UTC' });
+  let walls = wallsAfter(from + Math.min(offsetAt(tz, from), offsetAt(tz, from + DAY)));
   let best = Infinity;
-  for (;;) {
-    const fires = firings(tz, walls.next().getTime(), elapsed);
+  for (let jumps = 0; ;) {
+    const { passes, jump } = instantsOf(tz, walls.next().getTime());
+    if (passes.length === 0 && elapsed) {
+      if (++jumps > MAX_JUMPS) return best < Infinity ? new Date(best) : null;
+      // Go on from the time the clock shows right after the jump.
+      walls = wallsAfter(jump + offsetAt(tz, jump) - 1);
+      continue;
+    }
+    const fires = passes.length === 0 ? [jump] : elapsed ? passes : passes.slice(0, 1);
     for (const t of fires) if (t > from && t < best) best = t;
     // The first firing of a wall-clock time never comes before that of an earlier one, so once
     // one is past `from` no later wall-clock time can fire sooner.
