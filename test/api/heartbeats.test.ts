@@ -119,12 +119,24 @@ describe('heartbeats API', () => {
       const hb = await created({ cron_schedule: '30 4 * * *', timezone: 'America/New_York' });
       const after = new Date();
       const expected = [before, after].map((at) =>
-        nextCronOccurrence('30 4 * * *', 'America/New_York', at).toISOString().replace('Z', '000Z'),
+        nextCronOccurrence('30 4 * * *', 'America/New_York', at)!.toISOString().replace('Z', '000Z'),
       );
       assert.ok(expected.includes(hb.next_ping_at), `${hb.next_ping_at} not in ${expected.join(', ')}`);
       assert.match(hb.next_ping_at, /T(08|09):30:00\.000000Z$/);
       assert.equal(hb.cron_schedule, '30 4 * * *');
       assert.equal(hb.timezone, 'America/New_York');
+    });
+
+    it('stores a shorthand as sent, trimmed, and computes next_ping_at from it in the time zone', async () => {
+      const before = new Date();
+      const hb = await created({ cron_schedule: '  @Daily\n', timezone: 'Asia/Kolkata' });
+      const after = new Date();
+      const expected = [before, after].map((at) => nextCronOccurrence('@daily', 'Asia/Kolkata', at)!.toISOString().replace('Z', '000Z'));
+      assert.ok(expected.includes(hb.next_ping_at), `${hb.next_ping_at} not in ${expected.join(', ')}`);
+      assert.match(hb.next_ping_at, /T18:30:00\.000000Z$/);
+      assert.equal(hb.cron_schedule, '@Daily');
+      const read = await call(alice, 'GET', `/heartbeats/${hb.id}`);
+      assert.equal(read.body.data.cron_schedule, '@Daily');
     });
 
     it('computes next_ping_at as now + period when there is a period and no cron schedule', async () => {
@@ -255,7 +267,7 @@ describe('heartbeats API', () => {
       );
     });
 
-    for (const expr of ['61 * * * *', '* * *', '', '* * * * * *', '0 0 31 2 *']) {
+    for (const expr of ['61 * * * *', '* * *', '', '* * * * * *', '0 0 31 2 *', '@reboot', '@minutely', '@daily 5']) {
       it(`refuses the cron_schedule ${JSON.stringify(expr)} with the reason`, async () => {
         const reason = validateCron(expr);
         assert.ok(reason);

@@ -59,6 +59,14 @@ describe('maintenance window occurrences', () => {
       '2026-05-01T03:00:00Z',
     ],
     ['daily at 02:00 UTC for 1 h, at its end', recurring('0 2 * * *', 60), '2026-05-01T03:00:00Z', null, '2026-05-02T02:00:00Z'],
+    [
+      'a shorthand in any case, @Daily',
+      recurring(' @Daily ', 60),
+      '2026-05-01T00:30:00Z',
+      ['2026-05-01T00:00:00Z', '2026-05-01T01:00:00Z'],
+      '2026-05-01T01:00:00Z',
+    ],
+    ['@midnight, which cron-parser lacks', recurring('@midnight', 60), '2026-05-01T01:30:00Z', null, '2026-05-02T00:00:00Z'],
     // Europe/Berlin skips 02:00-03:00 on 2026-03-29: 02:30 local starts at 03:30 CEST (01:30Z).
     [
       'Berlin 02:30 on the spring-forward night, after the gap',

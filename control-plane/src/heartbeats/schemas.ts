@@ -49,7 +49,9 @@ const cronSchedule = z
     const reason = validateCron(expr);
     if (reason) ctx.addIssue({ code: 'custom', message: `The cron_schedule field is not a valid cron expression: ${reason}.` });
   })
-  .describe('A 5-field cron expression (minute hour day-of-month month day-of-week), evaluated in `timezone`.');
+  .describe(
+    'A 5-field cron expression (minute hour day-of-month month day-of-week) or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually; evaluated in `timezone`.',
+  );
 // Postgres and the timestamp format both stop at year 9999; before 1970 nothing is scheduled.
 const nextPingAt = utcDateTime('next_ping_at', {
   earliest: new Date(Date.UTC(1970, 0, 1)),

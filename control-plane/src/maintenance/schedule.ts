@@ -1,4 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
+import { cronFields } from '../heartbeats/schedule.ts';
+import { offsetAt } from '../platform/time-zone.ts';
 
 /**
  * When a maintenance window covers its subjects, as pure functions of its definition and an
@@ -34,29 +36,7 @@ export interface Occurrence {
 const MAX_CHAIN = 500;
 
 function cronIterator(w: WindowSchedule, from: number) {
-  return CronExpressionParser.parse(w.cron!, { currentDate: new Date(from), tz: w.timezone });
-}
-
-const formats = new Map<string, Intl.DateTimeFormat>();
-
-/** The zone's offset from UTC at `ms`, in milliseconds. */
-export function offsetAt(tz: string, ms: number): number {
-  let f = formats.get(tz);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formats.set(tz, f);
-  }
-  const p = Object.fromEntries(f.formatToParts(ms).map((x) => [x.type, Number(x.value)]));
-  return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!) - Math.floor(ms / 1000) * 1000;
+  return CronExpressionParser.parse(cronFields(w.cron!), { currentDate: new Date(from), tz: w.timezone });
 }
 
 /**

@@ -27,7 +27,9 @@ const cron = z
     const reason = validateCron(expr);
     if (reason) ctx.addIssue({ code: 'custom', message: `The cron field is not a valid cron expression: ${reason}.` });
   })
-  .describe('Recurring windows: a 5-field cron expression (minute hour day-of-month month day-of-week) read in `timezone`.');
+  .describe(
+    'Recurring windows: a 5-field cron expression (minute hour day-of-month month day-of-week) or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually; read in `timezone`.',
+  );
 const duration = z
   .number()
   .int()

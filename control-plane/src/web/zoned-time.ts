@@ -1,4 +1,4 @@
-import { offsetAt } from '../maintenance/schedule.ts';
+import { offsetAt } from '../platform/time-zone.ts';
 
 const DAY = 86_400_000;
 const localTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;

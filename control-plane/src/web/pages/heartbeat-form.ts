@@ -102,7 +102,7 @@ function heartbeatForm(
       </div>
       <div data-schedule="cron" ${v.kind !== 'cron' ? html` hidden` : ''}>
         <div class="form-row">
-          ${field({ name: 'cron_schedule', label: 'Cron expression', value: v.cron, errors: e, help: 'Five fields: minute hour day-of-month month day-of-week.' })}
+          ${field({ name: 'cron_schedule', label: 'Cron expression', value: v.cron, errors: e, help: 'Five fields (minute hour day-of-month month day-of-week), or @hourly, @daily, @weekly, @monthly, @yearly.' })}
           ${field({ name: 'timezone', label: 'Time zone', value: v.timezone, errors: e, help: 'IANA name, such as Europe/Berlin.' })}
         </div>
       </div>
