@@ -442,5 +442,55 @@ describe('the monitor form for each check type', () => {
     const plain = (await web.get(`/app/monitors/${tcp.id}`)).text;
     assert.match(plain, /data-testid="monitor-type">TCP port</);
     assert.doesNotMatch(plain, /data-testid="last-check"/, 'no card without assertions or details');
+    // The Settings card shows what the type has: no HTTP method, codes or redirects for a TCP port.
+    const settings = plain.slice(plain.indexOf('<h2>Settings</h2>'));
+    assert.doesNotMatch(settings, /<dt>Method<\/dt>|<dt>Accepted codes<\/dt>|<dt>Redirects<\/dt>/);
+    assert.match(page.slice(page.indexOf('<h2>Settings</h2>')), /<dt>Accepted codes<\/dt>/);
+  });
+
+  it('marks a passing check whose degraded assertion failed in the recent checks, with the assertion', async () => {
+    const m = (
+      await api('POST', '/monitors', {
+        project_id: ada.project_id,
+        name: 'Slow API',
+        url: 'https://slow.example.test/',
+        assertions: [{ source: 'response_time', operator: 'less_than', target: 300, severity: 'degraded' }],
+      })
+    ).body.data;
+    const at = new Date(Date.now() - 60_000).toISOString();
+    await cp.db.sql`
+      insert into check_results ${cp.db.sql({
+        monitor_id: m.id,
+        scheduled_at: at,
+        region: 'eu-west',
+        checked_at: at,
+        agent_id: 'eu-west-1',
+        ok: true,
+        status_code: 200,
+        dns_ms: 1,
+        connect_ms: 2,
+        tls_ms: 3,
+        ttfb_ms: 700,
+        total_ms: 712,
+        attempts: 1,
+        degraded: true,
+        extra: cp.db.sql.json({
+          assertions: [
+            {
+              source: 'response_time',
+              operator: 'less_than',
+              target: 300,
+              severity: 'degraded',
+              passed: false,
+              observed: 712,
+              message: 'Expected response_time less_than 300, got 712',
+            },
+          ],
+        }),
+      })}`;
+    const page = (await web.get(`/app/monitors/${m.id}`)).text;
+    const recent = page.slice(page.indexOf('<h2>Recent checks</h2>'));
+    assert.match(recent, /data-testid="degraded-check"[^>]*>Degraded · 200</);
+    assert.match(recent, /Expected response_time less_than 300, got 712/);
   });
 });

@@ -24,6 +24,7 @@ import { expiryCards } from './expiry-cards.ts';
 import { maintenanceNote } from './maintenance.ts';
 import { codesText } from './monitor-form.ts';
 import { lastCheckCard } from '../check-details.ts';
+import { assertionLabel } from '../../../../shared/src/checks/assertions.ts';
 import { typeLabel } from '../check-fields.ts';
 
 type Results = Awaited<ReturnType<typeof monitorResults>>['items'];
@@ -41,8 +42,23 @@ function checksTable(results: Results, now: Date): Html {
           <td class="when">${timeTag(r.checked_at, relativeTime(new Date(r.checked_at), now))}</td>
           <td><span class="tag">${r.region}</span></td>
           <td>
-            ${r.ok ? html`<span class="pill up">${r.status_code ?? 'OK'}</span>` : html`<span class="pill down">${r.status_code ?? r.error?.class ?? 'failed'}</span>`}
+            ${
+              !r.ok
+                ? html`<span class="pill down">${r.status_code ?? r.error?.class ?? 'failed'}</span>`
+                : r.degraded
+                  ? html`<span class="pill late" data-testid="degraded-check" title="Passed, but a degraded assertion failed"
+                      >Degraded${r.status_code ? ` · ${r.status_code}` : ''}</span
+                    >`
+                  : html`<span class="pill up">${r.status_code ?? 'OK'}</span>`
+            }
             ${r.error ? html`<div class="error-text">${r.error.message || r.error.class}</div>` : ''}
+            ${
+              r.ok && r.degraded
+                ? (r.assertions ?? [])
+                    .filter((a) => !a.passed && a.severity === 'degraded')
+                    .map((a) => html`<div class="error-text">${a.message ?? assertionLabel(a as Parameters<typeof assertionLabel>[0])}</div>`)
+                : ''
+            }
             ${r.attempts > 1 ? html`<div class="faint">confirmed by a re-check</div>` : ''}
           </td>
           <td class="hide-sm">${phaseBar(r.timings, scale)}</td>
@@ -190,10 +206,16 @@ function details(m: Monitor, names: ReadonlyMap<string, string>): Html {
     <div class="card-head"><h2>Settings</h2></div>
     <div class="card-body">
       <dl class="facts">
-        <dt>Method</dt>
-        <dd>${m.method}</dd>
-        <dt>Accepted codes</dt>
-        <dd>${codesText(m.valid_http_codes)}</dd>
+        <dt>Type</dt>
+        <dd>${typeLabel(m)}</dd>
+        ${
+          m.type === 'http'
+            ? html`<dt>Method</dt>
+                <dd>${m.method}</dd>
+                <dt>Accepted codes</dt>
+                <dd>${codesText(m.valid_http_codes)}</dd>`
+            : ''
+        }
         <dt>Interval</dt>
         <dd>every ${formatDuration(m.interval)}</dd>
         <dt>Timeout</dt>
@@ -216,10 +238,14 @@ function details(m: Monitor, names: ReadonlyMap<string, string>): Html {
         <dd>
           ${m.tags.length > 0 ? m.tags.map((t) => html`<a class="tag" href="${urls.monitors}?tag=${encodeURIComponent(t)}">${t}</a> `) : 'none'}
         </dd>
-        <dt>Redirects</dt>
-        <dd>${m.follow_redirects ? 'followed' : 'not followed'}</dd>
-        <dt>Basic auth</dt>
-        <dd>${m.basic_auth_username ? html`as <code>${m.basic_auth_username}</code>` : 'none'}</dd>
+        ${
+          m.type === 'http'
+            ? html`<dt>Redirects</dt>
+                <dd>${m.follow_redirects ? 'followed' : 'not followed'}</dd>
+                <dt>Basic auth</dt>
+                <dd>${m.basic_auth_username ? html`as <code>${m.basic_auth_username}</code>` : 'none'}</dd>`
+            : ''
+        }
         <dt>Monitor id</dt>
         <dd><code>${m.id}</code></dd>
       </dl>
