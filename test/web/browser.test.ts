@@ -145,11 +145,30 @@ describe('the dashboard in a browser', () => {
     await page.fill('input[name=cron_schedule]', '30 2 * * *');
     await page.fill('input[name=timezone]', 'Europe/Berlin');
     await page.fill('input[name=grace_period]', '1800');
+    // The run rules are folded away; their output rules show one empty row and a button for the next.
+    assert.equal(await page.isVisible('input[name=min_duration]'), false);
+    await page.click('summary:has-text("Run rules")');
+    await page.fill('input[name=min_duration]', '120');
+    await page.fill('input[name=success_exit_codes]', '0, 3');
+    const rules = '[data-testid=output-rules] .rule-row:not(.rows-head)';
+    assert.equal(await page.locator(`${rules}:visible`).count(), 1);
+    await page.fill('input[name="output_rules.0.value"]', 'FATAL');
+    await page.click('button:has-text("Add an output rule")');
+    assert.equal(await page.locator(`${rules}:visible`).count(), 2);
+    await page.selectOption('select[name="output_rules.1.outcome"]', 'success');
+    await page.fill('input[name="output_rules.1.value"]', 'nothing to back up');
+    await shot('08-heartbeat-run-rules');
     await Promise.all([page.waitForURL(/\/app\/heartbeats\/[0-9a-f-]{36}$/), page.click('button:has-text("Create heartbeat")')]);
     const id = page.url().split('/').at(-1)!;
     const { body } = await apiClient(cp.url, account.token)('GET', `/heartbeats/${id}`);
     assert.equal(body.data.cron_schedule, '30 2 * * *');
     assert.equal(body.data.timezone, 'Europe/Berlin');
+    assert.equal(body.data.min_duration, 120);
+    assert.deepEqual(body.data.success_exit_codes, [0, 3]);
+    assert.deepEqual(body.data.output_rules, [
+      { match: 'contains', value: 'FATAL', outcome: 'fail' },
+      { match: 'contains', value: 'nothing to back up', outcome: 'success' },
+    ]);
 
     await page.click('.copy-row:has([data-testid=ping-url]) button');
     await page.waitForSelector('.copy-row:has([data-testid=ping-url]) button[data-copied]');

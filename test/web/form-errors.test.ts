@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { patternProblem } from '../../shared/src/checks/assertions.ts';
+import { escapeHtml } from '../../control-plane/src/web/html.ts';
 import { webClient, type WebClient, type WebResponse } from './client.ts';
 
 /** The messages shown under a field of a page's form. */
@@ -69,6 +71,67 @@ describe('dashboard form errors', () => {
       422,
       'name',
       'This field is required.',
+    ],
+    [
+      'a heartbeat output rule with a pattern that is not one, under its own row',
+      '/app/heartbeats/new',
+      '/app/heartbeats',
+      {
+        name: 'Export',
+        schedule_kind: 'none',
+        'output_rules.0.value': '',
+        'output_rules.1.match': 'regex',
+        'output_rules.1.value': '(',
+        'output_rules.1.outcome': 'fail',
+      },
+      422,
+      'output_rules.1.value',
+      escapeHtml(patternProblem('(')!),
+    ],
+    [
+      'a heartbeat min duration not below its max duration',
+      '/app/heartbeats/new',
+      '/app/heartbeats',
+      { name: 'Export', schedule_kind: 'none', grace_period: '3600', max_duration: '300', min_duration: '300' },
+      422,
+      'min_duration',
+      'This field must be less than the max duration (300 seconds).',
+    ],
+    [
+      'a heartbeat min duration not below its grace period',
+      '/app/heartbeats/new',
+      '/app/heartbeats',
+      { name: 'Export', schedule_kind: 'none', grace_period: '600', min_duration: '900' },
+      422,
+      'min_duration',
+      'This field must be less than the grace period (600 seconds).',
+    ],
+    [
+      'a heartbeat too-frequent percentage over 100',
+      '/app/heartbeats/new',
+      '/app/heartbeats',
+      { name: 'Export', schedule_kind: 'none', too_frequent_percent: '150' },
+      422,
+      'too_frequent_percent',
+      'Enter a percentage above 0 and at most 100, such as 50.',
+    ],
+    [
+      'a heartbeat exit code out of range',
+      '/app/heartbeats/new',
+      '/app/heartbeats',
+      { name: 'Export', schedule_kind: 'none', success_exit_codes: '0, 300' },
+      422,
+      'success_exit_codes',
+      '“300” is not an exit code: use whole numbers from 0 to 255, or ranges such as 3-5.',
+    ],
+    [
+      'a heartbeat alert after 0 failed runs',
+      '/app/heartbeats/new',
+      '/app/heartbeats',
+      { name: 'Export', schedule_kind: 'none', alert_after_failures: '0' },
+      422,
+      'alert_after_failures',
+      'This field must be at least 1.',
     ],
     [
       'a trigger without a message',

@@ -105,6 +105,8 @@ describe('the dashboard on a phone (375 px)', () => {
       ['/app/heartbeats/new', 'heartbeat-new'],
       [`/app/heartbeats/${seeded.backup.id}`, 'heartbeat'],
       [`/app/heartbeats/${seeded.backup.id}/edit`, 'heartbeat-edit'],
+      [`/app/heartbeats/${seeded.exportJob.id}`, 'heartbeat-rules'],
+      [`/app/heartbeats/${seeded.exportJob.id}/edit`, 'heartbeat-rules-edit'],
       ['/app/maintenance', 'maintenance'],
       ['/app/maintenance/new', 'maintenance-new'],
       [`/app/maintenance/${created[0]}/edit`, 'maintenance-edit'],

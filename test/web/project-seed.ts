@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { apiClient } from '../harness/api.ts';
 import type { TestControlPlane } from '../harness/control-plane.ts';
 import type { TestAccount } from '../harness/factories.ts';
@@ -13,6 +14,8 @@ export interface SeededProject {
   docs: { id: string };
   /** Pinged: a run that took 2 s, a failed run with a body (down), a success (up again). */
   backup: { id: string; ping_url: string };
+  /** With every run rule set: a run judged too short (run id), one run still open. */
+  exportJob: { id: string; ping_url: string };
   trigger: { id: string };
   integration: { id: string };
 }
@@ -74,6 +77,32 @@ export async function seedProject(cp: TestControlPlane, account: TestAccount, we
     'the heartbeat to be up again',
   );
 
+  const exportJob = (
+    await api('POST', '/heartbeats', {
+      name: 'Hourly export to the data warehouse',
+      project_id,
+      period: 3600,
+      grace_period: 900,
+      max_duration: 1200,
+      min_duration: 60,
+      too_frequent_ratio: 0.5,
+      alert_after_failures: 3,
+      success_exit_codes: [0, 3],
+      output_rules: [
+        { match: 'regex', value: '(ERROR|FATAL): .*(warehouse|export)', outcome: 'fail' },
+        { match: 'contains', value: 'nothing to export this hour', outcome: 'success' },
+      ],
+    })
+  ).body.data as SeededProject['exportJob'];
+  const [quick, open] = [randomUUID(), randomUUID()];
+  await ping(cp, `${exportJob.ping_url}/start?rid=${quick}`);
+  await ping(cp, `${exportJob.ping_url}?rid=${quick}`);
+  await ping(cp, `${exportJob.ping_url}/start?rid=${open}`);
+  await eventually(
+    async () => (await api('GET', `/heartbeats/${exportJob.id}/pings`)).body.meta?.total === 3,
+    'the export pings to be logged',
+  );
+
   const integration = (
     await api('POST', '/integrations', { project_id, name: 'Ops webhook', type: 'webhook', config: { url: webhookUrl } })
   ).body.data as { id: string };
@@ -89,5 +118,5 @@ export async function seedProject(cp: TestControlPlane, account: TestAccount, we
     method: 'POST',
   });
   if (fired.status !== 202) throw new Error(`trigger call: ${fired.status}`);
-  return { checkout, search, docs, backup, trigger, integration };
+  return { checkout, search, docs, backup, exportJob, trigger, integration };
 }

@@ -183,7 +183,13 @@ function exact(form: Form, name: string): string {
 const present = (form: Form, name: string): boolean => form[name] !== undefined;
 
 /** The rows of a list the form has (up to `max`), by their fields' names `<prefix>.<n>.<key>`. */
-function rowsOf<T>(form: Form, prefix: string, key: string, max: number, read: (at: (field: string) => string, row: number) => T): T[] {
+export function rowsOf<T>(
+  form: Form,
+  prefix: string,
+  key: string,
+  max: number,
+  read: (at: (field: string) => string, row: number) => T,
+): T[] {
   const rows: T[] = [];
   for (let i = 0; i < max; i++) {
     if (present(form, `${prefix}.${i}.${key}`)) rows.push(read((field) => exact(form, `${prefix}.${i}.${field}`), i));
@@ -410,7 +416,7 @@ export const checkFieldNames: readonly string[] = ['type', 'assertion', ...monit
 // Rendering
 
 /** Rows to show: at least `min`, and room after the last filled one (empty rows posted back do not add up). */
-function rowCount<T>(rows: readonly T[], empty: (row: T) => boolean, min: number, max: number): number {
+export function rowCount<T>(rows: readonly T[], empty: (row: T) => boolean, min: number, max: number): number {
   const filled = rows.findLastIndex((row) => !empty(row)) + 1;
   return Math.min(max, Math.max(min, filled + 1));
 }
@@ -471,7 +477,7 @@ function headerRowsField(prefix: string, legend: string, rows: readonly HeaderRo
   </div>`;
 }
 
-function input(o: { id: string; name: string; value: string; type?: string; placeholder?: string; invalid: boolean }): Html {
+export function input(o: { id: string; name: string; value: string; type?: string; placeholder?: string; invalid: boolean }): Html {
   return html`<input
     id="${o.id}"
     name="${o.name}"
@@ -483,7 +489,7 @@ function input(o: { id: string; name: string; value: string; type?: string; plac
 }
 
 /** One cell of a row: a label for screen readers and phones (the row's head shows it on wide screens), the control, its errors. */
-function cell(name: string, label: string, errors: FieldErrors | undefined, control: (id: string, invalid: boolean) => Html): Html {
+export function cell(name: string, label: string, errors: FieldErrors | undefined, control: (id: string, invalid: boolean) => Html): Html {
   const errs = fieldErrors(errors, name);
   const id = `f-${name}`;
   return html`<div class="field${errs.length ? ' invalid' : ''}">
@@ -492,7 +498,7 @@ function cell(name: string, label: string, errors: FieldErrors | undefined, cont
   </div>`;
 }
 
-function options(list: readonly (readonly [value: string, text: string, types?: string])[], chosen: string): Html[] {
+export function options(list: readonly (readonly [value: string, text: string, types?: string])[], chosen: string): Html[] {
   return list.map(
     ([value, label, types]) =>
       html`<option value="${value}" ${value === chosen ? html` selected` : ''}${types ? html` data-types="${types}"` : ''}>

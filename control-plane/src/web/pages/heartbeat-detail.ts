@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PING_BODY_LIMIT } from '../../../../shared/src/contracts/pings.ts';
 import type { App } from '../../platform/http/context.ts';
 import { relativeTime } from '../../platform/http/time.ts';
 import type { Heartbeat } from '../../heartbeats/schemas.ts';
@@ -31,6 +30,7 @@ import { setFlash } from '../../accounts/sessions.ts';
 import { dataTable } from '../table.ts';
 import { dependencyNames, dependsOnLinks } from '../dependency-choices.ts';
 import { urls } from '../urls.ts';
+import { exitCodesText, runRulesFacts } from '../heartbeat-rules.ts';
 import { badgeCard } from './badges.ts';
 import { maintenanceNote } from './maintenance.ts';
 
@@ -66,17 +66,32 @@ function howToPing(h: Heartbeat): Html {
           ${snippet(`${cron} ${job} && ${curl(h.ping_url)}`, 'crontab')}
           <h3>Start, then the exit code</h3>
           ${snippet(`${curl(h.start_url)}\n${job}; ${curl(`${h.ping_url}/$?`)}`)}
-          <p class="faint">An exit code at the end of the URL counts as success when it is 0, as a failure otherwise.</p>
+          <p class="faint" data-testid="exit-code-help">${exitCodeHelp(h.success_exit_codes)}</p>
+          <h3>Runs that overlap: a run id</h3>
+          ${snippet(`RID=$(cat /proc/sys/kernel/random/uuid)\n${curl(`"${h.start_url}?rid=$RID"`)}\n${job}; ${curl(`"${h.ping_url}/$??rid=$RID"`)}`, 'rid')}
+          <p class="faint">
+            Add <code>?rid=</code> and a UUID to a run's <code>/start</code> and to its end: each run is then timed on its own, and the log
+            shows which pings belong together.
+          </p>
         </div>
       </div>
     </div>
   </div>`;
 }
 
+function exitCodeHelp(codes: readonly number[]): string {
+  const success = codes.length === 1 ? `it is ${codes[0]}` : `it is one of ${exitCodesText(codes)}`;
+  return `An exit code at the end of the URL counts as success when ${success}, as a failure otherwise.`;
+}
+
 const changeTexts: Record<StatusChange['status'], Partial<Record<StatusChange['reason'], string>> & { default: string }> = {
   down: {
     missed: 'No ping within the grace period',
     failed: 'The job reported a failure',
+    output: "The job's output matched a rule that makes it a failure",
+    too_short: 'A run finished sooner than its min duration',
+    too_frequent: 'A success came too soon after the previous one',
+    too_long: 'Ran longer than its max duration',
     start_timeout: 'Started, but did not finish within the grace period',
     default: 'Went down',
   },
@@ -84,16 +99,43 @@ const changeTexts: Record<StatusChange['status'], Partial<Record<StatusChange['r
   late: { default: 'The ping is overdue: late, inside the grace period' },
 };
 
-function pingPill(p: PingLogEntry): Html {
-  if (p.kind === 'success') return html`<span class="pill up">Success${p.exit_code !== null ? html` (${p.exit_code})` : ''}</span>`;
-  if (p.kind === 'start') return html`<span class="pill running">Start</span>`;
-  return html`<span class="pill down">Fail${p.exit_code !== null ? html` (exit ${p.exit_code})` : ''}</span>`;
+function received(p: PingLogEntry): string {
+  if (p.kind === 'success') return `Success${p.exit_code !== null ? ` (${p.exit_code})` : ''}`;
+  if (p.kind === 'start') return 'Start';
+  return `Fail${p.exit_code !== null ? ` (exit ${p.exit_code})` : ''}`;
 }
+
+/** Why the rules judged a completion failed: a word or two on the pill, a sentence on hover. */
+const reasonTexts: Record<NonNullable<PingLogEntry['reason']>, [short: string, long: string]> = {
+  failed: ['exit code', 'Its exit code is not one of the success exit codes.'],
+  output: ['output rule', 'Its output matched a rule that makes it a failure.'],
+  too_short: ['too short', 'The run took less than the min duration.'],
+  too_frequent: ['too frequent', 'It came sooner after the previous success than the too-frequent limit allows.'],
+};
+
+/**
+ * What was received and, when the rules judged it otherwise, how: "Success → failed: too short".
+ * A completion logged before the rules judged pings (no outcome) reads as it was received.
+ */
+function pingPill(p: PingLogEntry): Html {
+  if (p.kind === 'start') return html`<span class="pill running">Start</span>`;
+  const judged = p.outcome ?? p.kind;
+  const cls = judged === 'success' ? 'up' : 'down';
+  if (judged === p.kind) return html`<span class="pill ${cls}">${received(p)}</span>`;
+  const reason = p.reason ? reasonTexts[p.reason] : undefined;
+  const title = reason?.[1] ?? 'An output rule or the success exit codes make it a success.';
+  return html`<span class="pill ${cls}" data-testid="judged" title="${title}"
+    >${received(p)} → ${judged === 'fail' ? 'failed' : 'success'}${reason ? `: ${reason[0]}` : ''}</span
+  >`;
+}
+
+/** A run id, short; the whole id on hover. */
+const runId = (rid: string): Html => html`<span class="run-id" title="Run id ${rid}">run <code>${rid.slice(0, 8)}</code></span>`;
 
 /** A ping's line: what it was, how long the run took, where it came from, and its body when it had one. */
 function pingEvent(p: Extract<TimelineEntry, { type: 'ping' }>): Html {
   return html`<div class="event-line">
-      ${pingPill(p)}
+      ${pingPill(p)} ${p.rid ? runId(p.rid) : ''}
       ${p.duration !== null ? html`<span class="duration" title="Since its start ping">ran ${formatSeconds(p.duration)}</span>` : ''}
       <span class="faint event-from"
         >${p.method} from <code>${p.source}</code>${p.region ? html` <span class="tag">${p.region}</span>` : ''}${
@@ -104,9 +146,7 @@ function pingEvent(p: Extract<TimelineEntry, { type: 'ping' }>): Html {
     ${
       p.body_size > 0
         ? html`<details class="ping-body" data-key="${p.received_at}">
-            <summary>
-              Body, ${formatBytes(p.body_size)}${p.body_size > PING_BODY_LIMIT ? ` (the first ${formatBytes(PING_BODY_LIMIT)} kept)` : ''}
-            </summary>
+            <summary>Body, ${formatBytes(p.body_size)}${p.body_size > Buffer.byteLength(p.body, 'utf8') ? ' (truncated)' : ''}</summary>
             <pre>${p.body}</pre>
           </details>`
         : ''
@@ -124,13 +164,54 @@ function timeline(entries: readonly TimelineEntry[], now: Date): Html {
     ['When', 'Event'],
     entries.map(
       (e) =>
-        html`<tr class="event ${e.type === 'change' ? `change ${e.status}` : 'ping'}" data-event="${e.type === 'ping' ? e.kind : e.status}">
+        html`<tr
+          class="event ${e.type === 'change' ? `change ${e.status}` : 'ping'}"
+          data-event="${e.type === 'ping' ? e.kind : e.status}"
+          ${e.type === 'ping' && e.outcome ? html` data-outcome="${e.outcome}"` : ''}
+        >
           <td class="when">${timeTag(e.at, relativeTime(new Date(e.at), now))}</td>
           <td>${e.type === 'ping' ? pingEvent(e) : changeEvent(e)}</td>
         </tr>`,
     ),
     { empty: 'No pings yet. Call the ping URL from your job and it shows up here.', className: 'events' },
   );
+}
+
+/** Runs under way and failed runs counted towards an alert, while there are any. */
+function runs(h: Heartbeat, now: Date): Html {
+  if (h.failed_runs === 0 && h.running.length === 0) return html``;
+  const limit = h.alert_after_failures;
+  return html`<div class="card" data-testid="runs">
+    <div class="card-head"><h2>Runs</h2></div>
+    <div class="card-body">
+      <dl class="facts">
+        ${
+          h.failed_runs > 0
+            ? html`<dt>Failed in a row</dt>
+                <dd data-testid="failed-runs">
+                  ${h.failed_runs} ${h.failed_runs < limit ? `(it goes down at ${limit})` : `(it went down at ${limit})`}
+                </dd>`
+            : ''
+        }
+        ${
+          h.running.length > 0
+            ? html`<dt>Open</dt>
+                <dd>
+                  <ul class="open-runs" data-testid="open-runs">
+                    ${h.running.map(
+                      (r) =>
+                        html`<li>
+                          ${r.rid ? runId(r.rid) : html`<span class="faint">without a run id</span>`}, started
+                          ${timeTag(r.started_at, relativeTime(new Date(r.started_at), now))}
+                        </li>`,
+                    )}
+                  </ul>
+                </dd>`
+            : ''
+        }
+      </dl>
+    </div>
+  </div>`;
 }
 
 function live(h: Heartbeat, events: readonly TimelineEntry[], now: Date): Html {
@@ -152,6 +233,7 @@ function live(h: Heartbeat, events: readonly TimelineEntry[], now: Date): Html {
         <div class="value">${formatDuration(h.grace_period)}</div>
       </div>
     </div>
+    ${runs(h, now)}
     <div class="card">
       <div class="card-head">
         <h2>Events</h2>
@@ -203,6 +285,7 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
                   <dd>${hb.timezone}</dd>
                   <dt>Grace period</dt>
                   <dd>${formatDuration(hb.grace_period)}</dd>
+                  ${runRulesFacts(hb)}
                   <dt>Depends on</dt>
                   <dd data-testid="depends-on">${dependsOnLinks(hb.depends_on, names)}</dd>
                   <dt>Heartbeat id</dt>

@@ -13,6 +13,15 @@ import { html, type Html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { formPage, noProject, pageContext, type PageContext } from '../page.ts';
 import { urls } from '../urls.ts';
+import {
+  readRunRules,
+  runRuleErrors,
+  runRuleFieldNames,
+  runRulesFields,
+  runRuleValuesFrom,
+  runRuleValuesOf,
+  type RunRuleValues,
+} from '../heartbeat-rules.ts';
 
 type Kind = 'cron' | 'period' | 'none';
 
@@ -25,6 +34,7 @@ interface Values {
   grace: string;
   integrationIds: string[];
   dependsOn: SubjectRef[];
+  rules: RunRuleValues;
 }
 
 function valuesOf(h: Heartbeat | undefined): Values {
@@ -37,6 +47,7 @@ function valuesOf(h: Heartbeat | undefined): Values {
     grace: String(h?.grace_period ?? DEFAULT_GRACE_PERIOD),
     integrationIds: h?.integration_ids ?? [],
     dependsOn: h?.depends_on ?? [],
+    rules: runRuleValuesOf(h),
   };
 }
 
@@ -51,14 +62,19 @@ function formValues(form: Form): Values {
     grace: text(form, 'grace_period'),
     integrationIds: chosenIntegrations(form),
     dependsOn: chosenDependencies(form),
+    rules: runRuleValuesFrom(form),
   };
 }
 
 const num = (v: string) => (/^\d+$/.test(v) ? Number(v) : v);
 
-/** The REST API's body for these values: cron or period, whichever kind was chosen. */
-function bodyOf(v: Values): Record<string, unknown> {
+/**
+ * The REST API's body for these values: cron or period, whichever kind was chosen, and the run
+ * rules (`stored`: the heartbeat being edited, whose values left as shown are sent as stored).
+ */
+function bodyOf(v: Values, stored?: Heartbeat): Record<string, unknown> {
   return {
+    ...readRunRules(v.rules, stored).body,
     name: v.name,
     grace_period: num(v.grace),
     cron_schedule: v.kind === 'cron' ? v.cron : null,
@@ -69,7 +85,13 @@ function bodyOf(v: Values): Record<string, unknown> {
   };
 }
 
-const known = ['integration_ids', 'name', 'cron_schedule', 'timezone', 'period', 'grace_period', 'depends_on'];
+const known = ['integration_ids', 'name', 'cron_schedule', 'timezone', 'period', 'grace_period', 'depends_on', ...runRuleFieldNames];
+
+/** The errors under the form's fields: the API's, with the run rules' moved to the form's names and rows. */
+const formErrors = (fields: Form, errors: FieldErrors): FieldErrors => runRuleErrors(errors, readRunRules(runRuleValuesFrom(fields)).rows);
+
+/** What the page finds wrong itself in the run rules (a percentage, a list of exit codes). */
+const ownErrors = (fields: Form): FieldErrors => readRunRules(runRuleValuesFrom(fields)).problems;
 
 function kindRadio(v: Values, kind: Kind, label: string): Html {
   return html`<label class="check"
@@ -116,6 +138,7 @@ function heartbeatForm(
     </fieldset>
     ${integrationChoices(opts.integrations, v.integrationIds)} ${dependencyField(opts.choices, v.dependsOn, opts.self, e)}
     ${field({ name: 'grace_period', label: 'Grace period (seconds)', type: 'number', value: v.grace, min: 60, max: 86400, errors: e, help: 'How long after the expected time to wait before raising an alert: 60 to 86400.' })}
+    ${runRulesFields(v.rules, e)}
     <div class="actions">
       <button type="submit" class="btn btn-primary">${opts.editing ? 'Save changes' : 'Create heartbeat'}</button>
       <a class="btn" href="${opts.cancel}">Cancel</a>
@@ -178,7 +201,9 @@ export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
     return submitForm(req, reply, deps, {
       schema: HeartbeatCreateBody,
       input: (fields) => ({ ...bodyOf(formValues(fields)), project_id: projectId }),
-      show: (fields, errors, status) => sendHtml(reply, formPage(pc, pageHead('New heartbeat'), form(formValues(fields), errors)), status),
+      check: ownErrors,
+      show: (fields, errors, status) =>
+        sendHtml(reply, formPage(pc, pageHead('New heartbeat'), form(formValues(fields), formErrors(fields, errors))), status),
       save: (body) => heartbeats.createHeartbeat(ctx, pc.session.principal, body),
       done: (hb) => ({ flash: `Heartbeat “${hb.name}” created. Add its ping URL to your job.`, to: urls.heartbeat(hb.id) }),
     });
@@ -190,11 +215,12 @@ export function heartbeatFormRoutes(app: App, deps: WebDeps): void {
   });
 
   app.post(`${urls.heartbeats}/:id/edit`, async (req, reply) => {
-    const { pc, id, page } = await editing(req);
+    const { pc, id, hb, page } = await editing(req);
     return submitForm(req, reply, deps, {
       schema: HeartbeatUpdateBody,
-      input: (fields) => bodyOf(formValues(fields)),
-      show: (fields, errors, status) => sendHtml(reply, page(formValues(fields), errors), status),
+      input: (fields) => bodyOf(formValues(fields), hb),
+      check: ownErrors,
+      show: (fields, errors, status) => sendHtml(reply, page(formValues(fields), formErrors(fields, errors)), status),
       save: (body) => heartbeats.updateHeartbeat(ctx, pc.session.principal, id, body),
       done: (updated) => ({ flash: `Heartbeat “${updated.name}” saved.`, to: urls.heartbeat(id) }),
     });
