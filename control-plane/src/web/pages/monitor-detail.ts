@@ -56,7 +56,9 @@ function checksTable(results: Results, now: Date): Html {
               r.ok && r.degraded
                 ? (r.assertions ?? [])
                     .filter((a) => !a.passed && a.severity === 'degraded')
-                    .map((a) => html`<div class="error-text">${a.message ?? assertionLabel(a as Parameters<typeof assertionLabel>[0])}</div>`)
+                    .map(
+                      (a) => html`<div class="error-text">${a.message ?? assertionLabel(a as Parameters<typeof assertionLabel>[0])}</div>`,
+                    )
                 : ''
             }
             ${r.attempts > 1 ? html`<div class="faint">confirmed by a re-check</div>` : ''}
