@@ -61,6 +61,7 @@ describe('retention of history', () => {
       'finished deliveries': 1,
       'settled held alerts': 1,
       'trigger calls': 1,
+      'expiry warnings of expired certificates and domains': 0,
     });
     const held = await db.sql<{ status: string; age: number }[]>`
       select status, round(extract(epoch from (${now} - created_at)) / 86400)::int as age from held_alerts order by status, age`;
@@ -101,6 +102,7 @@ describe('retention of history', () => {
     const deleted = await retention().run();
     assert.equal(deleted['published events'], 0);
     assert.equal(deleted['finished deliveries'], 1);
+    assert.equal(deleted['expiry warnings of expired certificates and domains'], 0);
     assert.equal((await db.sql`select 1 from outbox_events where id = ${eventId}`).length, 1);
     assert.equal((await db.sql`select 1 from outbox_events where id = ${unrouted}`).length, 1);
     assert.deepEqual(
@@ -108,6 +110,29 @@ describe('retention of history', () => {
       pending.sort(),
     );
     assert.equal((await db.sql`select 1 from deliveries where id = ${dead}`).length, 0);
+  });
+
+  it('deletes an expiry warning once its threshold and the retention have passed, not before', async () => {
+    const monitorId = await idOf(db.sql`
+      insert into monitors (project_id, name, url, valid_http_codes) values (${ada.project_id}, 'Shop', 'https://shop.example', '{200}') returning id`);
+    // Warned at 30 days left 100 days ago: expired 70 days ago, kept for 90 more. Warned at 1
+    // day left 95 days ago: expired 94 days ago, past the 90 days.
+    for (const [threshold, age] of [
+      [30, 100],
+      [1, 95],
+      [1, 80],
+    ] as const) {
+      await db.sql`
+        insert into expiry_warnings (monitor_id, kind, subject, threshold_days, warned_at)
+        values (${monitorId}, 'certificate', ${`AA:${threshold}:${age}`}, ${threshold}, ${daysAgo(age)})`;
+    }
+    const deleted = await retention().run();
+    assert.equal(deleted['expiry warnings of expired certificates and domains'], 1);
+    const left = await db.sql<{ subject: string }[]>`select subject from expiry_warnings where monitor_id = ${monitorId} order by subject`;
+    assert.deepEqual(
+      left.map((r) => r.subject),
+      ['AA:1:80', 'AA:30:100'],
+    );
   });
 
   it('deletes in chunks until nothing is left past the cutoff', async () => {

@@ -1,7 +1,7 @@
 import type { CertificateInfo } from '../../../shared/src/contracts/checks.ts';
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
 import { nameUuid } from '../../../shared/src/name-uuid.ts';
-import type { Db } from '../platform/db/sql.ts';
+import type { Db, Sql } from '../platform/db/sql.ts';
 import { recordEvent } from '../platform/outbox.ts';
 import { thresholdsCovered } from './expiry-warnings.ts';
 import type { EventMonitor } from './incidents/rules.ts';
@@ -83,4 +83,16 @@ function expiryEvent(w: DueWarning): DomainEvent {
     kind: 'monitor.certificate_expiring',
     data: { url, certificate: { subject, issuer, sans, valid_to, days_left }, threshold_days: w.threshold },
   };
+}
+
+/**
+ * Deletes warnings of certificates and domains long expired: a warning is sent at most its
+ * threshold's days before the expiry, so once that many days and the retention have passed since,
+ * what it warned of has expired and its row can no longer stop a warning being sent twice.
+ */
+export async function pruneExpiryWarnings(sql: Sql, cutoff: string, limit: number): Promise<number> {
+  const { count } = await sql`
+    delete from expiry_warnings where ctid = any(array(
+      select ctid from expiry_warnings where warned_at + threshold_days * interval '1 day' < ${cutoff} limit ${limit}))`;
+  return count;
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../../../shared/src/logger.ts';
+import { pruneExpiryWarnings } from '../monitors/expiry-repo.ts';
 import { pruneResults } from '../monitors/repo.ts';
 import { pruneSettledHolds } from '../notifications/held-repo.ts';
 import { pruneFinishedDeliveries } from '../notifications/repo.ts';
@@ -19,7 +20,7 @@ export interface RetentionDays {
 /**
  * What is deleted, each kind by its own age column and by the domain that owns it: raw check
  * results; events once published and routed; deliveries once delivered or dead; held alerts once
- * settled; trigger calls.
+ * settled; trigger calls; expiry warnings once what they warned of has expired.
  * A delivery row is also what makes an event's notifications idempotent: it must outlive the
  * event in EVENTS (30 days), which the setting's lower bound guarantees.
  */
@@ -29,6 +30,7 @@ const kinds = [
   { what: 'finished deliveries', days: (d: RetentionDays) => d.history, prune: pruneFinishedDeliveries },
   { what: 'settled held alerts', days: (d: RetentionDays) => d.history, prune: pruneSettledHolds },
   { what: 'trigger calls', days: (d: RetentionDays) => d.history, prune: pruneCalls },
+  { what: 'expiry warnings of expired certificates and domains', days: (d: RetentionDays) => d.history, prune: pruneExpiryWarnings },
 ];
 
 export interface Retention {
