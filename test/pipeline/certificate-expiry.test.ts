@@ -94,6 +94,16 @@ describe('certificate expiry warnings from check results', () => {
     assert.deepEqual(await kept(id), once);
   });
 
+  it('forgets the certificate when the monitor moves to another host, not when its path changes', async () => {
+    const id = await monitor();
+    await store([checked(id, 0, first)], 0);
+    assert.equal((await api('PUT', `/monitors/${id}`, { url: 'https://shop.example.com/health' })).status, 200);
+    assert.equal((await kept(id))?.fingerprint256, 'AA:01', 'same host: same certificate');
+    assert.equal((await api('PUT', `/monitors/${id}`, { url: 'https://shop.example.com:8443/health' })).status, 200);
+    assert.equal(await kept(id), undefined, 'another port presents its own certificate');
+    assert.equal((await api('GET', `/monitors/${id}`)).body.data.certificate, null);
+  });
+
   it('warns once per threshold crossed, a replayed batch adding nothing, and sends the warning to the integrations', async () => {
     const id = await monitor();
     assert.deepEqual(warnings(await store([checked(id, 0, first)], 0)), []);

@@ -373,3 +373,8 @@ export function loadAssignable(db: Db, id?: string) {
       interval_seconds, timeout_seconds, regions, follow_redirects, type, settings_sealed, assertions, updated_at
     from monitors ${id ? db`where id = ${id}` : db``}`;
 }
+
+/** Forgets the certificate a monitor's checks last saw (its address changed: the next check presents its own). */
+export async function forgetCertificate(tx: Db, monitorId: string): Promise<void> {
+  await tx`delete from monitor_certificates where monitor_id = ${monitorId}`;
+}

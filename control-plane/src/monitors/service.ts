@@ -129,6 +129,7 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
   const write = updatedWrite(ctx, current, body);
   await ctx.sql.begin(async (tx) => {
     await repo.updateMonitor(tx, id, write);
+    if (hostOf(write.url) !== hostOf(current.url)) await repo.forgetCertificate(tx, id);
     if (write.active) await ensureDomains(tx, [write.registrable_domain], ctx.now());
     await linkIntegrations(tx, { kind: 'monitor', id }, body.integration_ids);
     await linkDependencies(tx, current.project_id, { type: 'monitor', id }, body.depends_on);
@@ -143,6 +144,15 @@ export async function updateMonitor(ctx: ApiContext, p: Principal, id: string, i
 export async function previewUpdate(ctx: ApiContext, p: Principal, id: string, input: MonitorUpdateBody): Promise<repo.MonitorWrite> {
   const current = await ownRecord(ctx, p, id);
   return updatedWrite(ctx, current, credentialsFromUrl(input));
+}
+
+/** The host and port an address names (a certificate belongs to them); null when it does not parse. */
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).host;
+  } catch {
+    return null;
+  }
 }
 
 async function ownRecord(ctx: ApiContext, p: Principal, id: string): Promise<repo.MonitorRecord> {
