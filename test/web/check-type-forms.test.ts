@@ -295,6 +295,32 @@ describe('the monitor form for each check type', () => {
     assert.match((await web.get(edit)).text, /<option value="icmp"\s+selected>/);
   });
 
+  it('sets the expiry warnings from the form: defaults kept, days changed, emptied to none, a bad entry named', async () => {
+    const m = await create({ name: 'Shop', url: 'https://shop.example.test/' });
+    assert.deepEqual(
+      [m.certificate_expiry_days, m.domain_expiry_days],
+      [
+        [30, 14, 7, 1],
+        [30, 14, 7, 1],
+      ],
+    );
+    const edit = `/app/monitors/${m.id}/edit`;
+    const saved = await web.post(edit, await filled(edit, { certificate_expiry_days: '21 7, 2', domain_expiry_days: '' }));
+    assert.equal(saved.status, 303, errorsOf(saved));
+    const after = (await api('GET', `/monitors/${m.id}`)).body.data;
+    assert.deepEqual([after.certificate_expiry_days, after.domain_expiry_days], [[21, 7, 2], []]);
+    assert.match((await web.get(edit)).text, /name="certificate_expiry_days"[^>]*value="21, 7, 2"/);
+
+    const bad = await web.post(edit, await filled(edit, { certificate_expiry_days: '30, two weeks' }));
+    assert.equal(bad.status, 422);
+    assert.deepEqual(errorsUnder(bad, 'certificate_expiry_days'), [
+      'Use whole numbers of days, such as 30, 14, 7, 1; empty for no warnings.',
+    ]);
+    const tooFar = await web.post(edit, await filled(edit, { domain_expiry_days: '400' }));
+    assert.equal(tooFar.status, 422);
+    assert.equal(errorsUnder(tooFar, 'domain_expiry_days').length, 1);
+  });
+
   it('shows each validation error under the field it is about, on the row it came from', async () => {
     // Assertion rows 0 and 3 filled: the API's assertions.1 is the form's row 3.
     const assertion = await web.post(

@@ -4,6 +4,7 @@ import type { App } from '../../platform/http/context.ts';
 import { MonitorCreateBody, MonitorUpdateBody, defaultValidHttpCodes, type Monitor } from '../../monitors/schemas.ts';
 import * as monitors from '../../monitors/service.ts';
 import { splitUrlCredentials } from '../../monitors/url-credentials.ts';
+import { defaultExpiryDays } from '../../monitors/expiry-warnings.ts';
 import type { Integration } from '../../notifications/integrations/schemas.ts';
 import type { SubjectRef } from '../../dependencies/rules.ts';
 import { chosenDependencies, dependencyField, projectDependencyChoices, type DependencyChoice } from '../dependency-choices.ts';
@@ -68,8 +69,19 @@ interface Values {
   flapWindow: string;
   alertRegional: boolean;
   alertDegraded: boolean;
+  certificateDays: string;
+  domainDays: string;
   check: CheckValues;
   testRegion: string;
+}
+
+/** Days as the form shows them: "30, 14, 7, 1"; empty: no warnings. */
+const daysText = (days: readonly number[]) => days.join(', ');
+
+/** Days as typed ("30, 14 7"), or null when an entry is not a whole number. */
+function parseDays(typed: string): number[] | null {
+  const parts = typed.split(/[\s,]+/).filter(Boolean);
+  return parts.every((p) => /^\d{1,4}$/.test(p)) ? parts.map(Number) : null;
 }
 
 function valuesOf(m: Monitor | undefined): Values {
@@ -94,6 +106,8 @@ function valuesOf(m: Monitor | undefined): Values {
     flapWindow: String(Math.round((m?.flap_window_seconds ?? 600) / 60)),
     alertRegional: m?.alert_regional ?? false,
     alertDegraded: m?.alert_degraded ?? false,
+    certificateDays: daysText(m?.certificate_expiry_days ?? defaultExpiryDays),
+    domainDays: daysText(m?.domain_expiry_days ?? defaultExpiryDays),
     check: checkValuesOf(m),
     testRegion: '',
   };
@@ -123,6 +137,8 @@ function formValues(form: Form, hasPassword: boolean): Values {
     flapWindow: text(form, 'flap_window_minutes'),
     alertRegional: text(form, 'alert_regional') === 'on',
     alertDegraded: text(form, 'alert_degraded') === 'on',
+    certificateDays: text(form, 'certificate_expiry_days'),
+    domainDays: text(form, 'domain_expiry_days'),
     check: checkValuesFrom(form),
     testRegion: text(form, 'test_region'),
   };
@@ -148,6 +164,8 @@ const known = [
   'flap_window_seconds',
   'alert_regional',
   'alert_degraded',
+  'certificate_expiry_days',
+  'domain_expiry_days',
   ...checkFieldNames,
 ];
 
@@ -206,6 +224,13 @@ function monitorForm(
       <div class="form-row">
         ${field({ name: 'flap_threshold', label: 'Flapping after (changes)', type: 'number', value: v.flapThreshold, min: 2, max: 100, placeholder: 'Off', errors: e, help: 'More changes than this within the window: one message that it flaps, one when it settles. Empty: off.' })}
         ${field({ name: 'flap_window_minutes', label: 'Flapping window (minutes)', type: 'number', value: v.flapWindow, min: 1, max: 1440, errors: e?.flap_window_seconds ? { flap_window_minutes: e.flap_window_seconds } : e, help: 'Also how long without a change settles it.' })}
+      </div>
+    </fieldset>
+    <fieldset>
+      <legend>Expiry warnings</legend>
+      <div class="form-row">
+        ${field({ name: 'certificate_expiry_days', label: 'Certificate expires in (days)', value: v.certificateDays, errors: e, errorPrefix: 'certificate_expiry_days', placeholder: 'Off', help: 'A warning at each of these days left on the TLS certificate the checks see, such as 30, 14, 7, 1. Empty: none.' })}
+        ${field({ name: 'domain_expiry_days', label: 'Domain registration ends in (days)', value: v.domainDays, errors: e, errorPrefix: 'domain_expiry_days', placeholder: 'Off', help: "Looked up daily (RDAP) for the address's registered domain. Empty: none." })}
       </div>
     </fieldset>
     <fieldset data-types="http">
@@ -267,6 +292,9 @@ function bodyOf(form: Form, editing: boolean): Record<string, unknown> {
     const value = text(form, name);
     if (value !== '') body[name] = /^\d+$/.test(value) ? Number(value) : value;
   }
+  for (const name of ['certificate_expiry_days', 'domain_expiry_days']) {
+    if (form[name] !== undefined) body[name] = parseDays(text(form, name)) ?? [];
+  }
   const flap = text(form, 'flap_threshold');
   body.flap_threshold = flap === '' ? null : /^\d+$/.test(flap) ? Number(flap) : flap;
   const flapWindow = text(form, 'flap_window_minutes');
@@ -293,6 +321,9 @@ function ownErrors(form: Form): FieldErrors {
   const errors: FieldErrors = { ...check.problems };
   if (check.type === 'http' && !parseCodes(text(form, 'valid_http_codes'))) {
     errors.valid_http_codes = ['Use codes and ranges such as 200-299, 301.'];
+  }
+  for (const name of ['certificate_expiry_days', 'domain_expiry_days']) {
+    if (parseDays(text(form, name)) === null) errors[name] = ['Use whole numbers of days, such as 30, 14, 7, 1; empty for no warnings.'];
   }
   return errors;
 }
