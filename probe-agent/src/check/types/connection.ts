@@ -21,6 +21,17 @@ export class ConnectionFailure extends Error {
 
 const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
 
+// One lookup function per agent context, not one per check.
+const lookups = new WeakMap<ProbeContext, ReturnType<typeof guardedLookup>>();
+function lookupOf(ctx: ProbeContext): ReturnType<typeof guardedLookup> {
+  let lookup = lookups.get(ctx);
+  if (lookup === undefined) {
+    lookup = guardedLookup(ctx.policy, ctx.resolve);
+    lookups.set(ctx, lookup);
+  }
+  return lookup;
+}
+
 /**
  * One connection a check opens itself, and what its setup measured and saw.
  *
@@ -48,7 +59,7 @@ export class Connection {
     const options = {
       host,
       port,
-      lookup: guardedLookup(ctx.policy, ctx.resolve),
+      ...(literal ? {} : { lookup: lookupOf(ctx) }),
       ...(ctx.localAddress !== undefined ? { localAddress: ctx.localAddress } : {}),
     };
     const socket = endpoint.tls
@@ -60,7 +71,7 @@ export class Connection {
         })
       : netConnect(options);
     this.socket = socket;
-    socket.once('lookup', () => (this.lookupAt = performance.now()));
+    if (!literal) socket.once('lookup', () => (this.lookupAt = performance.now()));
     return new Promise((resolve, reject) => {
       socket.on('error', reject);
       socket.once('close', () => reject(new Error('Connection closed by the server')));
@@ -103,8 +114,8 @@ export class Connection {
     };
   }
 
+  /** Closes the socket at once (a check has nothing more to say; a FIN goes out as the descriptor closes). */
   close(): void {
-    this.socket?.end();
     this.socket?.destroy();
   }
 }
