@@ -38,11 +38,20 @@ async function recordChanges(kv: KV) {
   };
 }
 
-async function announce(kv: KV, region: string, agentId: string) {
+/** An agent's presence; `checkTypes` absent: an agent from before monitor types (http only). */
+async function announce(kv: KV, region: string, agentId: string, checkTypes?: string[]) {
   const now = new Date().toISOString();
   await kv.put(
     `${region}.${agentId}`,
-    JSON.stringify({ agent_id: agentId, region, version: 't', hostname: 'h', started_at: now, seen_at: now }),
+    JSON.stringify({
+      agent_id: agentId,
+      region,
+      version: 't',
+      hostname: 'h',
+      started_at: now,
+      seen_at: now,
+      ...(checkTypes ? { check_types: checkTypes } : {}),
+    }),
   );
 }
 
@@ -122,6 +131,27 @@ describe('assigner', () => {
     } finally {
       changes.stop();
     }
+  });
+
+  it('gives a region a TCP monitor only once every live agent there runs TCP checks', async () => {
+    await announce(agents, 'sa-east', 's1', ['http', 'tcp']);
+    await announce(agents, 'sa-east', 's2');
+    const web = (await api('POST', '/monitors', { name: 'web', url: 'https://web.example', project_id: ada.project_id })).body.data;
+    await eventually(async () => (await assignments.get(`sa-east.${web.id}`))?.operation === 'PUT', 'http goes to every agent');
+    const tcp = (await api('POST', '/monitors', { name: 'db', type: 'tcp', url: 'tcp://db.example:5432', project_id: ada.project_id })).body
+      .data;
+    // Changes are synced in order: once a monitor made after it is assigned, the TCP one was decided.
+    const next = (await api('POST', '/monitors', { name: 'next', url: 'https://next.example', project_id: ada.project_id })).body.data;
+    await eventually(async () => (await assignments.get(`sa-east.${next.id}`))?.operation === 'PUT', 'the next monitor assigned');
+    for (const region of ['sa-east', 'eu-west', 'us-east']) {
+      assert.notEqual((await assignments.get(`${region}.${tcp.id}`))?.operation, 'PUT', `${region} has an agent that runs http only`);
+    }
+
+    // s2 upgraded: it announces the types it runs, and the region gets the monitor.
+    await announce(agents, 'sa-east', 's2', ['http', 'tcp']);
+    await eventually(async () => (await assignments.get(`sa-east.${tcp.id}`))?.operation === 'PUT', 'assigned once all agents run tcp');
+    await agents.delete('sa-east.s1');
+    await agents.delete('sa-east.s2');
   });
 
   it('assigns monitors to a region that appears, and removes entries that have no monitor', async () => {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import { AgentPresence } from '../../../shared/src/contracts/agent.ts';
+import { monitorTypes } from '../../../shared/src/contracts/checks.ts';
 import type { Logger } from '../../../shared/src/logger.ts';
 import type { Names } from '../../../shared/src/subjects.ts';
 import { version } from '../../../shared/src/version.ts';
@@ -72,6 +73,7 @@ export function createPresence(opts: PresenceOptions): Presence {
       hostname: hostname(),
       started_at: startedAt,
       seen_at: new Date(now()).toISOString(),
+      check_types: [...monitorTypes],
     };
     const canaries = opts.canaries?.();
     if (canaries) presence.canaries = canaries;

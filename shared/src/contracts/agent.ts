@@ -19,5 +19,11 @@ export const AgentPresence = z.object({
       checked_at: z.iso.datetime(),
     })
     .optional(),
+  /**
+   * The monitor types this agent runs (http, tcp, dns...). Absent: http only, as an agent made
+   * before monitor types announces itself; the assigner gives a region a monitor of another type
+   * only once every live agent of the region runs it.
+   */
+  check_types: z.array(z.string().max(32)).max(64).optional(),
 });
 export type AgentPresence = z.infer<typeof AgentPresence>;

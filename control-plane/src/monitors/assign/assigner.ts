@@ -10,7 +10,7 @@ import type { Sql } from '../../platform/db/sql.ts';
 import { safeJson, watchAll } from '../../platform/nats/kv-watch.ts';
 import { changedAt, checkTarget, storedEntry, type StoredEntry } from './changes.ts';
 import { loadAssignable } from '../repo.ts';
-import { desiredEntries } from './desired.ts';
+import { desiredEntries, regionTypes, type LiveAgent } from './desired.ts';
 
 export interface AssignerOptions {
   sql: Sql;
@@ -65,22 +65,33 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
   // Live agents per region, from presence; an entry older than the bucket TTL is dead even if
   // no delete marker reached us. Both watches have caught up before the first reconcile, so a
   // restart never mistakes "not read yet" for "no agents" and unassigns everything.
-  const presence = new Map<string, number>();
+  const presence = new Map<string, { seen: number; agent: LiveAgent }>();
   const agentsWatch = await watchAll(agentsKv, (e) => {
     if (e.operation !== 'PUT') {
       presence.delete(e.key);
       return;
     }
     const parsed = AgentPresence.safeParse(safeJson(e));
-    presence.set(e.key, parsed.success ? Date.parse(parsed.data.seen_at) : e.created.getTime());
+    const region = e.key.slice(0, e.key.indexOf('.'));
+    presence.set(e.key, {
+      seen: parsed.success ? Date.parse(parsed.data.seen_at) : e.created.getTime(),
+      agent: { region, checkTypes: parsed.success ? (parsed.data.check_types ?? null) : null },
+    });
   });
   await Promise.all([assignmentsWatch.caughtUp, agentsWatch.caughtUp]);
-  let regions = new Set<string>();
-  const liveRegions = () => {
-    const set = new Set<string>();
-    for (const [key, seen] of presence) if (now() - seen <= agentPresenceTtlMs) set.add(key.slice(0, key.indexOf('.')));
-    return set;
-  };
+  let regions = new Map<string, ReadonlySet<string>>();
+  const liveRegions = () =>
+    regionTypes(
+      (function* () {
+        for (const { seen, agent } of presence.values()) if (now() - seen <= agentPresenceTtlMs) yield agent;
+      })(),
+    );
+  /** The live regions and their types as one comparable text. */
+  const signature = (live: ReadonlyMap<string, ReadonlySet<string>>) =>
+    [...live]
+      .map(([region, types]) => `${region}:${[...types].sort().join(',')}`)
+      .sort()
+      .join(' ');
 
   // One operation at a time: a reconcile and a single-monitor sync never interleave.
   let chain: Promise<unknown> = Promise.resolve();
@@ -119,7 +130,7 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
       for (const m of await loadAssignable(opts.sql))
         for (const [k, v] of desiredEntries(m, regions, opts.names, sealPassword)) desired.set(k, v);
       const { puts, deletes } = await apply(desired, () => true);
-      log.info({ regions: [...regions], assignments: desired.size, puts, deletes }, 'assignments reconciled');
+      log.info({ regions: [...regions.keys()], assignments: desired.size, puts, deletes }, 'assignments reconciled');
     });
 
   const sync = (monitorId: string) =>
@@ -140,14 +151,14 @@ export async function startAssigner(opts: AssignerOptions): Promise<Assigner> {
 
   const regionTimer = setInterval(() => {
     const next = liveRegions();
-    if (next.size !== regions.size || [...next].some((r) => !regions.has(r))) {
-      log.info({ from: [...regions], to: [...next] }, 'live regions changed');
+    if (signature(next) !== signature(regions)) {
+      log.info({ from: signature(regions), to: signature(next) }, 'live regions or the monitor types their agents run changed');
       void reconcile().catch(failed('reconcile'));
     }
   }, opts.regionCheckMs ?? 2_500);
 
   return {
-    regions: () => regions,
+    regions: () => new Set(regions.keys()),
     reconcile,
     async stop() {
       clearInterval(regionTimer);

@@ -5,21 +5,47 @@ import { moveIntoBasicAuth } from '../url-credentials.ts';
 
 export type { AssignableMonitor } from '../repo.ts';
 
+/** A live agent as the assigner sees it: its region, and the monitor types it runs (null: http only). */
+export interface LiveAgent {
+  region: string;
+  checkTypes: readonly string[] | null;
+}
+
 /**
- * The KV entries a monitor should have: one per region it is checked from; none when paused.
+ * The live regions, each with the monitor types every one of its live agents runs: agents of a
+ * region share its monitors among them, so a monitor of a type some agent there does not know
+ * (one not yet upgraded) could land on that agent and fail every check.
+ */
+export function regionTypes(agents: Iterable<LiveAgent>): Map<string, ReadonlySet<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const agent of agents) {
+    const types = new Set(agent.checkTypes ?? ['http']);
+    const known = out.get(agent.region);
+    if (known === undefined) out.set(agent.region, types);
+    else for (const t of known) if (!types.has(t)) known.delete(t);
+  }
+  return out;
+}
+
+/**
+ * The KV entries a monitor should have: one per region it is checked from; none when paused. A
+ * live region whose agents do not all run the monitor's type is left out until they do (a region
+ * with no live agent keeps a monitor that names it: its agents' types are not known yet).
  * Credentials still written into a stored URL travel sealed, like the basic-auth password,
  * never in the URL (`sealPassword` seals with the check-credentials key).
  */
 export function desiredEntries(
   stored: AssignableMonitor,
-  liveRegions: ReadonlySet<string>,
+  liveRegions: ReadonlyMap<string, ReadonlySet<string>>,
   names: Names,
   sealPassword: (password: string) => string,
 ): Map<string, Assignment> {
   const out = new Map<string, Assignment>();
   if (!stored.active) return out;
   const m = moveIntoBasicAuth(stored, sealPassword);
-  for (const region of m.regions ?? [...liveRegions]) {
+  for (const region of m.regions ?? [...liveRegions.keys()]) {
+    const types = liveRegions.get(region);
+    if (types !== undefined && !types.has(m.type)) continue;
     out.set(names.keys.assignment(region, m.id), assignmentOf(m, region, m.updated_at));
   }
   return out;
