@@ -58,6 +58,23 @@ describe("a heartbeat's event log", () => {
       ['09 success', '02 success 1s', '01 start'],
     ],
     [
+      'overlapping runs: each completion takes the duration the rules measured for its own run',
+      [
+        ping('start', 1),
+        ping('start', 3),
+        { ...ping('success', 5), outcome: 'success', duration_seconds: 2 },
+        { ...ping('success', 9), outcome: 'success', duration_seconds: 8 },
+      ],
+      [],
+      ['09 success 8s', '05 success 2s', '03 start', '01 start'],
+    ],
+    [
+      'a judged completion whose run the rules did not find has no duration, whatever came before',
+      [ping('start', 1), { ...ping('success', 5), outcome: 'fail', reason: 'too_frequent' }],
+      [],
+      ['05 success', '01 start'],
+    ],
+    [
       'status changes between pings, in time order',
       [ping('success', 1), ping('success', 40)],
       [change('late', 10, 'missed'), change('down', 20, 'missed'), change('up', 40)],
