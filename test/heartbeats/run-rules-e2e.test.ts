@@ -145,6 +145,20 @@ describe('heartbeat run rules through the ping URLs', () => {
     assert.deepEqual([down!.kind, down!.data.data.reason], ['heartbeat.down', 'too_frequent']);
   });
 
+  it('expects the next run on the schedule’s wall clock in its time zone after a ping', async () => {
+    const hb = await createHeartbeat(plane, { cron_schedule: '30 2 * * *', timezone: 'Asia/Kathmandu', grace_period: 600 });
+    assert.equal((await plane.ping(`/heartbeat/${hb.id}`)).status, 200);
+    const [logged] = await pingLog(plane, hb.id, 1);
+    const next = await eventually(async () => {
+      const h = await read(plane, hb.id);
+      return h.last_ping_at !== null && h.next_ping_at;
+    }, 'next_ping_at moved by the ping');
+    const wall = new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Kathmandu', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    assert.equal(wall.format(new Date(next)), '02:30', 'Kathmandu is UTC+5:45: 02:30 there is 20:45 UTC the day before');
+    const ahead = Date.parse(next) - Date.parse(logged.received_at);
+    assert.ok(ahead > 0 && ahead <= 86_400_000, `the next 02:30 after the ping, within a day (${ahead} ms)`);
+  });
+
   it('keeps a 100 KB job output with the ping and finds a keyword at its end', async () => {
     const hb = await createHeartbeat(plane, { period: 3600, output_rules: [{ match: 'contains', value: 'FATAL', outcome: 'fail' }] });
     const output = `${'log line\n'.repeat(11_000)}FATAL`;
