@@ -146,7 +146,7 @@ function groupBlock(g: GroupRow | undefined, i: number, subjects: ProjectSubject
   const byRow = new Map(components.map((c) => [c.row, c]));
   const prefix = `groups.${i}`;
   const own = (errors?.[`${prefix}.components`] ?? []).concat(errors?.[prefix] ?? []);
-  return html`<fieldset class="group-block" data-testid="group-${i}" ${!g || groupEmpty(g) ? html` data-group-empty` : ''}>
+  return html`<fieldset class="group-block" data-testid="group-${i}" ${!g || groupEmpty(g) ? html` data-row-empty` : ''}>
     <legend>Group ${i + 1}</legend>
     ${field({ name: `${prefix}.name`, label: 'Group name', value: g?.name ?? '', placeholder: i === 0 ? 'Website' : '', errors })}
     <div class="rows" data-testid="${prefix}.components" data-rows="Add a component">
@@ -180,9 +180,9 @@ function pageForm(
   const v = o.values;
   const e = o.errors;
   const filled = v.groups.filter((g) => !groupEmpty(g));
-  // The groups as typed (by their rows), and one empty group more to add with.
+  // The groups as typed (by their rows), and two empty ones more to add with (the script shows one at a time).
   const last = Math.max(-1, ...filled.map((g) => g.row));
-  const groupCount = Math.min(MAX_GROUPS, Math.max(1, last + 2));
+  const groupCount = Math.min(MAX_GROUPS, last + 3);
   const byRow = new Map(v.groups.map((g) => [g.row, g]));
   const hasSubjects = o.subjects.monitors.length + o.subjects.heartbeats.length > 0;
   return html`<form method="post" action="${o.action}" class="form wide" novalidate>
@@ -198,7 +198,9 @@ function pageForm(
       </p>
       ${(e?.['groups'] ?? []).map((m) => html`<div class="error">${m}</div>`)}
       ${hasSubjects ? '' : html`<p class="muted">No monitors or heartbeats in this project yet: the page shows them once there are.</p>`}
-      ${Array.from({ length: groupCount }, (_, i) => groupBlock(byRow.get(i), i, o.subjects, e))}
+      <div class="groups" data-testid="groups" data-rows="Add a group">
+        ${Array.from({ length: groupCount }, (_, i) => groupBlock(byRow.get(i), i, o.subjects, e))}
+      </div>
     </fieldset>
     <div class="actions">
       <button type="submit" class="btn btn-primary">${o.editing ? 'Save changes' : 'Create status page'}</button>
