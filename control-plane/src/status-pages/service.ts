@@ -32,7 +32,7 @@ export interface ShownGroup {
 
 type Subject = { id: string; name: string; status: StatusPageComponent['status'] };
 
-/** What a page's project looks like now: its subjects by id, and the maintenance running or ahead. */
+/** What a page's project looks like now: its subjects by id, and its maintenance running now or starting within the week. */
 interface ProjectNow {
   monitors: Map<string, Subject>;
   heartbeats: Map<string, Subject>;
@@ -67,12 +67,14 @@ async function projectNow(
   return {
     monitors: new Map(ms.map((m) => [m.id, m])),
     heartbeats: new Map(hs.map((h) => [h.id, h])),
-    maintenance: maintenance.filter((a) => a.in_progress),
+    maintenance,
   };
 }
 
 function inMaintenance(now: ProjectNow, type: 'monitor' | 'heartbeat', id: string): boolean {
-  return now.maintenance.some((a) => a.monitor_ids === null || (type === 'monitor' ? a.monitor_ids : (a.heartbeat_ids ?? [])).includes(id));
+  return now.maintenance.some(
+    (a) => a.in_progress && (a.monitor_ids === null || (type === 'monitor' ? a.monitor_ids : (a.heartbeat_ids ?? [])).includes(id)),
+  );
 }
 
 function component(
@@ -87,19 +89,30 @@ function component(
   return { type, id, name: subject.name, ...extra, status: subject.status, in_maintenance: inMaintenance(now, type, id) };
 }
 
+/** Items by a key, in their order. */
+function byKey<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
+}
+
 /** The groups a page is configured with, each with its components as they are now. */
 function configuredGroups(
-  page: repo.PageRecord,
   groups: readonly repo.GroupRecord[],
-  components: readonly repo.ComponentRecord[],
+  componentsOf: ReadonlyMap<string, readonly repo.ComponentRecord[]>,
   now: ProjectNow,
-) {
-  const shown = (groupId: string | null) =>
-    components
-      .filter((c) => c.status_page_id === page.id && c.group_id === groupId)
+): ShownGroup[] {
+  return groups.map((g) => ({
+    name: g.name,
+    components: (componentsOf.get(g.id) ?? [])
       .map((c) => component(now, c.type, c.subject_id, { display_name: c.display_name, description: c.description }))
-      .filter((c): c is StatusPageComponent => c !== null);
-  return groups.filter((g) => g.status_page_id === page.id).map((g) => ({ name: g.name, components: shown(g.id) }));
+      .filter((c): c is StatusPageComponent => c !== null),
+  }));
 }
 
 /** What a page without groups shows: every monitor, then every heartbeat, of the project (what pages showed before groups). */
@@ -128,23 +141,24 @@ interface Built {
 async function build(ctx: ApiContext, p: Principal, pages: readonly repo.PageRecord[], impact: IncidentImpact = 'none'): Promise<Built[]> {
   const ids = pages.map((x) => x.id);
   const [groups, components] = await Promise.all([repo.groupsOf(ctx.sql, ids), repo.componentsOf(ctx.sql, ids)]);
+  const groupsOf = byKey(groups, (g) => g.status_page_id);
+  const componentsOfPage = byKey(components, (c) => c.status_page_id);
+  const componentsOfGroup = byKey(
+    components.filter((c) => c.group_id !== null),
+    (c) => c.group_id!,
+  );
+  // A page with neither groups nor components shows every monitor and heartbeat of its project.
+  const isDefault = (pageId: string) => !groupsOf.has(pageId) && !componentsOfPage.has(pageId);
   const byProject = new Map<string, Promise<ProjectNow>>();
-  for (const projectId of new Set(pages.map((x) => x.project_id))) {
-    const ofProject = pages.filter((x) => x.project_id === projectId);
-    const anyDefault = ofProject.some(
-      (x) => !groups.some((g) => g.status_page_id === x.id) && !components.some((c) => c.status_page_id === x.id),
-    );
-    const theirs = components.filter((c) => ofProject.some((x) => x.id === c.status_page_id));
-    byProject.set(projectId, projectNow(ctx, p, projectId, anyDefault ? 'all' : theirs));
+  for (const [projectId, ofProject] of byKey(pages, (x) => x.project_id)) {
+    const wanted = ofProject.some((x) => isDefault(x.id)) ? 'all' : ofProject.flatMap((x) => componentsOfPage.get(x.id) ?? []);
+    byProject.set(projectId, projectNow(ctx, p, projectId, wanted));
   }
   return Promise.all(
     pages.map(async (page) => {
       const now = await byProject.get(page.project_id)!;
-      const configured = configuredGroups(page, groups, components, now);
-      const ungrouped = components.filter((c) => c.status_page_id === page.id && c.group_id === null);
-      const isDefault = configured.length === 0 && ungrouped.length === 0;
-      const shown = isDefault ? defaultGroups(now) : configured.filter((g) => g.components.length > 0);
-      const states = shown.flatMap((g) => g.components).map(stateOf);
+      const configured = configuredGroups(groupsOf.get(page.id) ?? [], componentsOfGroup, now);
+      const shown = isDefault(page.id) ? defaultGroups(now) : configured.filter((g) => g.components.length > 0);
       const view: StatusPage = {
         id: page.id,
         project_id: page.project_id,
@@ -153,7 +167,7 @@ async function build(ctx: ApiContext, p: Principal, pages: readonly repo.PageRec
         slug: page.slug,
         url: `${ctx.config.PUBLIC_URL}/status/${page.slug}`,
         groups: configured,
-        overall: overallStatus(states, impact),
+        overall: overallStatus(shown.flatMap((g) => g.components).map(stateOf), impact),
         created_at: formatTimestamp(page.created_at),
         updated_at: formatTimestamp(page.updated_at),
       };
@@ -281,10 +295,9 @@ export async function publicStatusPage(ctx: ApiContext, slug: string): Promise<P
   const page = await repo.findPageBySlug(ctx.sql, slug);
   if (!page) return undefined;
   const p = projectPrincipal(page.project_id);
-  const [built, ahead] = await Promise.all([build(ctx, p, [page]), announcements(ctx, page.project_id)]);
-  const { view, shown } = built[0]!;
+  const { view, shown, now } = (await build(ctx, p, [page]))[0]!;
   const on = new Set(shown.flatMap((g) => g.components.map((c) => `${c.type}:${c.id}`)));
-  const maintenance = ahead
+  const maintenance = now.maintenance
     .filter(
       (a) =>
         a.monitor_ids === null ||
