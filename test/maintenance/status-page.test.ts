@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { enableStatusPage } from '../../control-plane/src/status-pages/repo.ts';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -16,7 +15,9 @@ describe('maintenance on the public status page', () => {
     cp = await startTestControlPlane({ roles: ['api'] });
     ada = await createAccount(cp.db.sql);
     api = apiClient(cp.url, ada.token);
-    slug = await enableStatusPage(cp.db.sql, ada.project_id);
+    const created = await api('POST', '/status-pages', { project_id: ada.project_id, title: 'Ada status' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    slug = created.body.data.slug;
   });
   after(() => cp.stop());
 

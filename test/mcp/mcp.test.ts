@@ -78,6 +78,8 @@ describe('the MCP endpoint', () => {
       'list_heartbeat_pings',
       'list_triggers',
       'list_maintenance_windows',
+      'list_status_pages',
+      'get_status_page',
       'list_alerts',
       'preview_integration',
       'test_monitor',
@@ -94,6 +96,9 @@ describe('the MCP endpoint', () => {
       'create_maintenance_window',
       'update_maintenance_window',
       'delete_maintenance_window',
+      'create_status_page',
+      'update_status_page',
+      'delete_status_page',
       'acknowledge_alert',
       'snooze_alert',
       'snooze_monitor',
@@ -104,6 +109,8 @@ describe('the MCP endpoint', () => {
     for (const name of writes) assert.equal(byName.get(name)!.annotations?.readOnlyHint, false, name);
     assert.equal(byName.get('update_monitor')!.annotations?.destructiveHint, true);
     assert.equal(byName.get('create_monitor')!.annotations?.destructiveHint, false);
+    assert.equal(byName.get('delete_status_page')!.annotations?.destructiveHint, true);
+    assert.equal(byName.get('create_status_page')!.annotations?.destructiveHint, false);
     assert.equal(byName.get('fire_trigger')!.annotations?.openWorldHint, true);
 
     // The REST API's schemas: the same fields, bounds and defaults.

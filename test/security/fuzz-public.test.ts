@@ -50,7 +50,7 @@ describe('fuzzing every public route', () => {
     const monitor = (await api('POST', '/monitors', { project_id, name: 'm', url: 'https://m.example' })).body.data.id;
     const statusSlug = randomBytes(16).toString('hex');
     const badgeSlug = randomBytes(16).toString('hex');
-    await cp.db.sql`insert into status_pages (project_id, slug) values (${project_id}, ${statusSlug})`;
+    await cp.db.sql`insert into status_pages (project_id, slug, title) values (${project_id}, ${statusSlug}, 'Status')`;
     await cp.db.sql`insert into badges (slug, monitor_id) values (${badgeSlug}, ${monitor})`;
     const hb = (await api('POST', '/heartbeats', { project_id, name: 'h' })).body.data;
     real.heartbeat = [hb.id];

@@ -44,6 +44,7 @@ interface Owned {
   trigger: string;
   integration: string;
   maintenance: string;
+  statusPage: string;
   token: string;
   member: string;
 }
@@ -55,6 +56,7 @@ const paramFixtures: [RegExp, keyof Owned][] = [
   [/^\/app\/triggers\/:id/, 'trigger'],
   [/^\/app\/integrations\/:id/, 'integration'],
   [/^\/app\/maintenance\/:id/, 'maintenance'],
+  [/^\/app\/status-pages\/:id/, 'statusPage'],
   [/^\/app\/settings\/tokens\/:id/, 'token'],
   [/^\/app\/settings\/members\/:userId/, 'member'],
 ];
@@ -85,6 +87,10 @@ describe('dashboard isolation matrix', () => {
         (select string_agg(p::text, ',' order by p.id) from projects p where p.organization_id = ${owner.organization_id}),
         (select string_agg(concat(ms.user_id, ms.role), ',' order by ms.user_id) from memberships ms where ms.organization_id = ${owner.organization_id}),
         (select string_agg(s::text, ',') from status_pages s where s.project_id = ${owner.project_id}),
+        (select string_agg(g::text, ',' order by g.id) from status_page_groups g join status_pages s on s.id = g.status_page_id
+          where s.project_id = ${owner.project_id}),
+        (select string_agg(c::text, ',' order by c.id) from status_page_components c join status_pages s on s.id = c.status_page_id
+          where s.project_id = ${owner.project_id}),
         (select string_agg(b.slug, ',' order by b.slug) from badges b where b.monitor_id = ${owned.monitor} or b.heartbeat_id = ${owned.heartbeat})
       )) as state`;
     return row!.state;
@@ -139,9 +145,17 @@ describe('dashboard isolation matrix', () => {
           whole_project: true,
         })
       ).body.data.id,
+      statusPage: '',
       token: token!.id,
       member: carol.user_id,
     };
+    owned.statusPage = (
+      await api('POST', '/status-pages', {
+        project_id,
+        title: `${marker}-status`,
+        groups: [{ name: `${marker}-group`, components: [{ type: 'monitor', id: owned.monitor, display_name: `${marker}-shown` }] }],
+      })
+    ).body.data.id;
   });
   after(() => cp.stop());
 

@@ -61,6 +61,10 @@ const fixtures: Record<string, Fixture> = {
       whole_project: true,
     }),
   },
+  'status-pages': {
+    create: async (api, projectId) => (await api('POST', '/status-pages', fixtures['status-pages']!.body(projectId))).body.data.id,
+    body: (projectId) => ({ title: 'Status', project_id: projectId }),
+  },
   alerts: {
     create: async (api, projectId, sql) => {
       const h = (await api('POST', '/heartbeats', { name: 'alerting', project_id: projectId })).body.data;

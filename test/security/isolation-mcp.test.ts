@@ -24,6 +24,7 @@ interface Ids {
   heartbeat: string;
   trigger: string;
   window: string;
+  statusPage: string;
   alert: string;
   integration: string;
 }
@@ -67,6 +68,11 @@ const toolCalls: Record<
   },
   update_maintenance_window: { args: (ids) => ({ id: ids.window, changes: { name: 'intruder' } }), refused: 404 },
   delete_maintenance_window: { args: (ids) => ({ id: ids.window }), refused: 404 },
+  list_status_pages: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
+  get_status_page: { args: (ids) => ({ id: ids.statusPage }), refused: 404 },
+  create_status_page: { args: (ids) => ({ project_id: ids.project, title: 'intruder' }), refused: 403 },
+  update_status_page: { args: (ids) => ({ id: ids.statusPage, changes: { title: 'intruder' } }), refused: 404 },
+  delete_status_page: { args: (ids) => ({ id: ids.statusPage }), refused: 404 },
   list_alerts: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   acknowledge_alert: { args: (ids) => ({ id: ids.alert }), refused: 404 },
   snooze_alert: { args: (ids) => ({ id: ids.alert, minutes: 30 }), refused: 404 },
@@ -120,6 +126,9 @@ describe('MCP isolation matrix', () => {
         (select string_agg(t::text, ',' order by t.id) from triggers t where t.project_id = ${owner.project_id}),
         (select count(*)::text from trigger_events e where e.trigger_id = ${ids.trigger}),
         (select string_agg(w::text, ',' order by w.id) from maintenance_windows w where w.project_id = ${owner.project_id}),
+        (select string_agg(s::text, ',' order by s.id) from status_pages s where s.project_id = ${owner.project_id}),
+        (select string_agg(c::text, ',' order by c.id) from status_page_components c join status_pages s on s.id = c.status_page_id
+          where s.project_id = ${owner.project_id}),
         (select string_agg(a::text, ',' order by a.id) from alerts a where a.project_id = ${owner.project_id})
       )) as state`;
     return row!.state;
@@ -151,6 +160,13 @@ describe('MCP isolation matrix', () => {
           starts_at: '2030-01-01T00:00:00Z',
           ends_at: '2030-01-01T02:00:00Z',
           whole_project: true,
+        })
+      ).body.data.id,
+      statusPage: (
+        await api('POST', '/status-pages', {
+          project_id,
+          title: `${marker}-status`,
+          groups: [{ name: `${marker}-group`, components: [{ type: 'heartbeat', id: heartbeat.id }] }],
         })
       ).body.data.id,
       integration: (

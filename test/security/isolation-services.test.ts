@@ -28,16 +28,17 @@ const principalOf = (a: TestAccount): Principal => ({
 
 const refusedWith = (code: string) => (err: unknown) => (err as { code?: string }).code === code;
 
-describe('tenancy of the projects, status page, badge, token and history services', () => {
+describe('tenancy of the projects, status pages, badge, token and history services', () => {
   let db: TestDatabase;
   let ctx: ApiContext;
   let owner: TestAccount;
   let other: TestAccount;
   let monitorId: string;
+  let statusPageId: string;
 
   before(async () => {
     db = await createTestDatabase();
-    ctx = { sql: db.sql, now: () => new Date() } as unknown as ApiContext;
+    ctx = { sql: db.sql, now: () => new Date(), config: { PUBLIC_URL: 'https://uptime.test' } } as unknown as ApiContext;
     [owner, other] = await Promise.all([createAccount(db.sql), createAccount(db.sql)]);
     const m = await monitors.createMonitor(ctx, principalOf(owner), {
       project_id: owner.project_id,
@@ -51,17 +52,45 @@ describe('tenancy of the projects, status page, badge, token and history service
     } as Parameters<typeof monitors.createMonitor>[2]);
     monitorId = m.id;
     await badges.createBadge(ctx, principalOf(owner), { monitorId });
-    await statusPages.enableStatusPage(db.sql, principalOf(owner), owner.project_id);
+    statusPageId = (
+      await statusPages.createStatusPage(ctx, principalOf(owner), {
+        project_id: owner.project_id,
+        title: 'Owned',
+        description: '',
+        groups: [{ name: 'Site', components: [{ type: 'monitor', id: monitorId, description: '' }] }],
+      })
+    ).id;
   });
   after(() => db.drop());
 
-  it("refuses another tenant's status page, in every verb", async () => {
+  it("refuses another tenant's status pages, in every verb", async () => {
     const p = principalOf(other);
-    await assert.rejects(statusPages.statusPageSlug(db.sql, p, owner.project_id), refusedWith('FORBIDDEN'));
-    await assert.rejects(statusPages.enableStatusPage(db.sql, p, owner.project_id), refusedWith('FORBIDDEN'));
-    await assert.rejects(statusPages.regenerateStatusPage(db.sql, p, owner.project_id), refusedWith('FORBIDDEN'));
-    await assert.rejects(statusPages.disableStatusPage(db.sql, p, owner.project_id), refusedWith('FORBIDDEN'));
-    assert.ok(await statusPages.statusPageSlug(db.sql, principalOf(owner), owner.project_id), 'the page is still on');
+    const page = { page: 1, per_page: 10 };
+    await assert.rejects(statusPages.listStatusPages(ctx, p, owner.project_id, page), refusedWith('FORBIDDEN'));
+    await assert.rejects(statusPages.projectStatusPages(ctx, p, owner.project_id), refusedWith('FORBIDDEN'));
+    await assert.rejects(statusPages.getStatusPage(ctx, p, statusPageId), refusedWith('NOT_FOUND'));
+    await assert.rejects(statusPages.updateStatusPage(ctx, p, statusPageId, { title: 'taken' }), refusedWith('NOT_FOUND'));
+    await assert.rejects(statusPages.changeStatusPageAddress(ctx, p, statusPageId), refusedWith('NOT_FOUND'));
+    await assert.rejects(statusPages.deleteStatusPage(ctx, p, statusPageId), refusedWith('NOT_FOUND'));
+    await assert.rejects(
+      statusPages.createStatusPage(ctx, p, { project_id: owner.project_id, title: 'Inside', description: '', groups: [] }),
+      refusedWith('FORBIDDEN'),
+    );
+    // The owner's monitor, put on a page of one's own project, is refused as not of that project.
+    await assert.rejects(
+      statusPages.createStatusPage(ctx, p, {
+        project_id: other.project_id,
+        title: 'Mine',
+        description: '',
+        groups: [{ name: 'Theirs', components: [{ type: 'monitor', id: monitorId, description: '' }] }],
+      }),
+      (err: unknown) =>
+        refusedWith('VALIDATION')(err) && Object.keys((err as { errors: object }).errors).join() === 'groups.0.components.0.id',
+    );
+    assert.deepEqual((await statusPages.listStatusPages(ctx, p, undefined, page)).total, 0);
+    const mine = await statusPages.getStatusPage(ctx, principalOf(owner), statusPageId);
+    assert.equal(mine.title, 'Owned', 'the page is unchanged');
+    assert.equal(mine.groups[0]!.components[0]!.id, monitorId);
   });
 
   it("does not show, make or remove the badge of another tenant's monitor", async () => {

@@ -178,10 +178,12 @@ describe('the dashboard in a browser', () => {
     await shot('08-heartbeat-detail');
   });
 
-  it('publishes the project status page and opens it', async () => {
+  it('publishes a status page of the project and opens it', async () => {
     await signIn();
-    await page.click('a[href="/app/settings/project"]');
-    await page.click('button:has-text("Turn on the status page")');
+    await page.click('a[href="/app/status-pages"]');
+    await page.click('a:has-text("New status page")');
+    assert.equal(await page.inputValue('input[name=title]'), 'Default', 'titled after the project');
+    await Promise.all([page.waitForURL(/\/app\/status-pages#p-/), page.click('button:has-text("Create status page")')]);
     const [statusPage] = await Promise.all([context.waitForEvent('page'), page.click('[data-testid=open-status-page]')]);
     await statusPage.waitForLoadState();
     assert.match(statusPage.url(), /\/status\/[A-Za-z0-9_-]{22}$/);

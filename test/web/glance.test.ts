@@ -137,8 +137,8 @@ describe('the dashboard at a glance', () => {
 
   it('colours the status page days by their uptime, graded, with the figure and the incidents of a day on hover', async () => {
     const { page } = browser;
-    await page.goto(`${cp.url}/app/settings/project`);
-    await page.click('button:has-text("Turn on the status page")');
+    await page.goto(`${cp.url}/app/status-pages/new`);
+    await Promise.all([page.waitForURL(/\/app\/status-pages#p-/), page.click('button:has-text("Create status page")')]);
     const href = (await page.getAttribute('[data-testid=open-status-page]', 'href'))!;
     const visitor = await browser.context.newPage();
     try {

@@ -50,6 +50,8 @@ describe('dashboard pages', () => {
       '/app/triggers/new',
       '/app/maintenance',
       '/app/maintenance/new',
+      '/app/status-pages',
+      '/app/status-pages/new',
       '/app/integrations',
       '/app/integrations/new',
       '/app/integrations/new?type=email',
@@ -321,14 +323,18 @@ describe('dashboard pages', () => {
     assert.match((await web.get('/')).text, /<strong>Default<\/strong>/);
   });
 
-  it('publishes a status page only while it is on, at an unguessable address without private details', async () => {
+  it('publishes a status page made on the status pages page, at an unguessable address without private details, until deleted', async () => {
     const m = await monitor('Public site', { url: 'https://secret-host.internal/health' });
     await markChecked(cp.db.sql, m.id, 1);
     const settings = await web.get('/app/settings/project');
     assert.doesNotMatch(settings.text, /\/status\//);
-    await web.post('/app/settings/project/status-page', { _csrf: csrfOf(settings.text) });
-    const on = await web.get('/app/settings/project');
-    const slug = /href="\/status\/([A-Za-z0-9_-]{22})"/.exec(on.text)![1]!;
+    assert.match(settings.text, /href="\/app\/status-pages\/new"/, 'the settings card leads to the status pages');
+    const created = await web.submit('/app/status-pages/new', '/app/status-pages', { title: 'Public', description: '' });
+    assert.equal(created.status, 303);
+    const listed = await web.get('/app/status-pages');
+    const slug = /href="\/status\/([A-Za-z0-9_-]{22})"/.exec(listed.text)![1]!;
+    const id = /data-status-page="([0-9a-f-]{36})"/.exec(listed.text)![1]!;
+    assert.match((await web.get('/app/settings/project')).text, new RegExp(`href="/status/${slug}"`), 'and lists them');
     const visitor = webClient(cp.url);
     const page = await visitor.get(`/status/${slug}`);
     assert.equal(page.status, 200);
@@ -338,10 +344,12 @@ describe('dashboard pages', () => {
     assert.doesNotMatch(page.text, /secret-host|ada@example\.test/);
     assert.equal((await visitor.get('/status/AAAAAAAAAAAAAAAAAAAAAA')).status, 404);
 
-    await web.post('/app/settings/project/status-page/regenerate', { _csrf: csrfOf(on.text) });
+    const moved = await web.submit('/app/status-pages', `/app/status-pages/${id}/address`, {});
+    assert.equal(moved.status, 303);
     assert.equal((await visitor.get(`/status/${slug}`)).status, 404, 'a new address retires the old one');
-    await web.post('/app/settings/project/status-page/disable', { _csrf: csrfOf(on.text) });
+    await web.submit('/app/status-pages', `/app/status-pages/${id}/delete`, {});
     assert.doesNotMatch((await web.get('/app/settings/project')).text, /\/status\//);
+    assert.doesNotMatch((await web.get('/app/status-pages')).text, /data-status-page=/);
   });
 
   it('serves status badges of monitors and heartbeats at unguessable addresses until removed', async () => {
@@ -442,7 +450,8 @@ describe('dashboard pages', () => {
     const paths = Object.keys(doc.paths);
     assert.ok(paths.includes('/monitors'));
     assert.deepEqual(
-      paths.filter((p) => /^\/(app|status|badge|assets|mcp)\b|^\/$/.test(p)),
+      // The public status page is /status/<slug>; /status-pages is the API's.
+      paths.filter((p) => /^\/(app|status|badge|assets|mcp)(\/|$)|^\/$/.test(p)),
       [],
     );
   });

@@ -67,9 +67,21 @@ describe('the dashboard on a phone (375 px)', () => {
     await page.click('button:has-text("Create token")');
     await browser.shot('phone-token-created');
     assert.ok((await sidewaysOverflow(page)) <= 0, 'the new token fits');
-    await page.goto(`${cp.url}/app/settings/project`);
-    await page.click('button:has-text("Turn on the status page")');
+    // A status page with groups, made in the form as a person would on a phone.
+    await page.goto(`${cp.url}/app/status-pages/new`);
+    await page.fill('input[name="groups.0.name"]', 'Customer-facing services of the storefront');
+    await page.selectOption('select[name="groups.0.components.0.subject"]', `monitor:${seeded.checkout.id}`);
+    await page.fill('input[name="groups.0.components.0.display_name"]', 'Checkout and payment, every region');
+    await page.click('button:has-text("Add a component")');
+    await page.selectOption('select[name="groups.0.components.1.subject"]', `monitor:${seeded.search.id}`);
+    await page.click('button:has-text("Add a group")');
+    await page.fill('input[name="groups.1.name"]', 'Jobs');
+    await page.selectOption('select[name="groups.1.components.0.subject"]', `heartbeat:${seeded.backup.id}`);
+    await browser.shot('phone-status-page-new-filled');
+    assert.ok((await sidewaysOverflow(page)) <= 0, 'the filled form fits');
+    await Promise.all([page.waitForURL(/\/app\/status-pages#p-/), page.click('button:has-text("Create status page")')]);
     statusPage = new URL((await page.getAttribute('[data-testid=open-status-page]', 'href'))!, cp.url).pathname;
+    const statusPageId = (await page.getAttribute('[data-status-page]', 'data-status-page'))!;
     // Maintenance: one running on the down monitor, one ahead of the heartbeat, a recurring one.
     const api = apiClient(cp.url, ada.token);
     const hour = 3_600_000;
@@ -110,6 +122,9 @@ describe('the dashboard on a phone (375 px)', () => {
       ['/app/maintenance', 'maintenance'],
       ['/app/maintenance/new', 'maintenance-new'],
       [`/app/maintenance/${created[0]}/edit`, 'maintenance-edit'],
+      ['/app/status-pages', 'status-pages'],
+      ['/app/status-pages/new', 'status-page-new'],
+      [`/app/status-pages/${statusPageId}/edit`, 'status-page-edit'],
       ['/app/triggers', 'triggers'],
       ['/app/triggers/new', 'trigger-new'],
       [`/app/triggers/${seeded.trigger.id}`, 'trigger'],

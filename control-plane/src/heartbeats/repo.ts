@@ -113,6 +113,14 @@ export async function listHeartbeats(
   return { views: rows, total };
 }
 
+/** A project's heartbeats (these ids, or all), oldest first, without their links. */
+export async function heartbeatRecords(sql: Sql, projectId: string, ids?: readonly string[]): Promise<HeartbeatRecord[]> {
+  return sql<HeartbeatRecord[]>`
+    select * from heartbeats
+    where project_id = ${projectId} ${ids ? sql`and id = any(${sql.array([...ids])}::uuid[])` : sql``}
+    order by created_at, id`;
+}
+
 export async function findHeartbeat(sql: Sql, id: string, projectIds: readonly string[]): Promise<HeartbeatView | undefined> {
   const [row] = await viewQuery(sql, sql`h.id = ${id} and h.project_id = any(${sql.array([...projectIds])}::uuid[])`);
   return row;

@@ -27,13 +27,16 @@ function checkDurations(state: Pick<HeartbeatState, 'min_duration' | 'max_durati
 /** The API's context, and where the events a PATCH causes are published after it commits. */
 export type HeartbeatContext = ApiContext & { outbox: Pick<OutboxPublisher, 'publish'> };
 
+/** The persisted state advanced to now by the rules; null while paused. */
+const tickedState = (v: repo.HeartbeatRecord, now: Date) => (v.active ? nextState(stateOf(v), { type: 'tick' }, now).state : null);
+
 /**
  * Reads show the persisted state advanced to now by the rules (a tick), so a heartbeat past its
  * next_ping_at reads late even while no deadline actor has written it yet.
  */
 function present(ctx: ApiContext, v: repo.HeartbeatView, now: Date): Heartbeat {
   const pingUrl = `${ctx.config.PING_BASE_URL}/heartbeat/${v.id}`;
-  const state = v.active ? nextState(stateOf(v), { type: 'tick' }, now).state : null;
+  const state = tickedState(v, now);
   const status = state ? state.status : 'paused';
   const running = state
     ? [
@@ -81,6 +84,22 @@ export async function listHeartbeats(ctx: ApiContext, p: Principal, projectId: s
   const { views, total } = await repo.listHeartbeats(ctx.sql, projectId ? [projectId] : [...p.projectIds], page);
   const now = ctx.now();
   return { items: views.map((v) => present(ctx, v, now)), total };
+}
+
+/** What a status page shows of a project's heartbeats (these ids, or all): id, name and status as reads show it, oldest first. */
+export async function heartbeatStates(
+  ctx: ApiContext,
+  p: Principal,
+  projectId: string,
+  ids?: readonly string[],
+): Promise<{ id: string; name: string; status: Heartbeat['status'] }[]> {
+  requireProject(p, projectId);
+  const now = ctx.now();
+  return (await repo.heartbeatRecords(ctx.sql, projectId, ids)).map((v) => ({
+    id: v.id,
+    name: v.name,
+    status: tickedState(v, now)?.status ?? 'paused',
+  }));
 }
 
 export async function getHeartbeat(ctx: ApiContext, p: Principal, id: string): Promise<Heartbeat> {

@@ -108,6 +108,12 @@ function daysLeft(at: string, now: Date): number {
   return Math.round(((Date.parse(at) - now.getTime()) / 86_400_000) * 1000) / 1000;
 }
 
+/** The status a monitor shows: paused while not active, degraded while up with a degraded period open. */
+function shownStatus(r: Pick<MonitorRecord, 'active' | 'status' | 'degraded_regions'>): number {
+  if (!r.active) return monitorStatuses.paused;
+  return r.status === monitorStatuses.up && r.degraded_regions !== null ? monitorStatuses.degraded : r.status;
+}
+
 function toMonitor(r: ReadRow, now: Date): Monitor {
   return {
     id: r.id,
@@ -117,11 +123,7 @@ function toMonitor(r: ReadRow, now: Date): Monitor {
     url: withoutUrlCredentials(r.url),
     project_id: r.project_id,
     valid_http_codes: r.valid_http_codes,
-    status: !r.active
-      ? monitorStatuses.paused
-      : r.status === monitorStatuses.up && r.degraded_regions !== null
-        ? monitorStatuses.degraded
-        : r.status,
+    status: shownStatus(r),
     basic_auth_username: r.basic_auth_username,
     method: r.method,
     active: r.active,
@@ -248,6 +250,15 @@ export async function searchMonitors(sql: Sql, projectId: string, search: Monito
   );
   const total = rows[0]?.total ?? (await sql<{ n: number }[]>`select count(*)::int as n from monitors ${where}`)[0]!.n;
   return { items: rows.map((r) => toMonitor(r, now)), total };
+}
+
+/** Ids, names and shown statuses of a project's monitors (these ids, or all), oldest first. */
+export async function monitorStates(sql: Sql, projectId: string, ids?: readonly string[]) {
+  const rows = await sql<(Pick<MonitorRecord, 'id' | 'name' | 'active' | 'status' | 'degraded_regions'> & { created_at: string })[]>`
+    select id, name, active, status, degraded_regions, created_at from monitors
+    where project_id = ${projectId} ${ids ? sql`and id = any(${arrayLiteral(ids)}::uuid[])` : sql``}
+    order by created_at, id`;
+  return rows.map((r) => ({ id: r.id, name: r.name, status: shownStatus(r) }));
 }
 
 /** The tags the project's monitors carry, A to Z. */

@@ -25,6 +25,17 @@ export async function listMonitors(
   return repo.listMonitors(ctx.sql, projectId ? [projectId] : [...p.projectIds], page, ctx.now(), filter);
 }
 
+/** What a status page shows of a project's monitors (these ids, or all): id, name and status, oldest first. */
+export async function monitorStates(
+  ctx: ApiContext,
+  p: Principal,
+  projectId: string,
+  ids?: readonly string[],
+): Promise<{ id: string; name: string; status: number }[]> {
+  requireProject(p, projectId);
+  return repo.monitorStates(ctx.sql, projectId, ids);
+}
+
 export type { MonitorSearch } from './repo.ts';
 
 /** The dashboard's list: a project's monitors narrowed by status, name and tag, in the order asked for. */

@@ -24,6 +24,7 @@ import { registerOpenApi } from '../platform/http/openapi.ts';
 import { markBearerRoutes, recordRoutes } from '../platform/http/route-table.ts';
 import { validatorCompiler } from '../platform/http/validation.ts';
 import { maintenanceRoutes } from '../maintenance/routes.ts';
+import { statusPageRoutes } from '../status-pages/routes.ts';
 import { alertRoutes } from '../alerts/routes.ts';
 import { regionRoutes } from '../monitors/regions/routes.ts';
 import { monitorRoutes } from '../monitors/routes.ts';
@@ -116,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     integrationRoutes(api, ctx);
     triggerRoutes(api, ctx);
     maintenanceRoutes(api, { ...ctx, outbox });
+    statusPageRoutes(api, ctx);
     alertRoutes(api, { ...ctx, outbox });
   });
   await registerWeb(app, { ...ctx, outbox });

@@ -29,6 +29,8 @@ import { tokenRoutes } from './pages/tokens.ts';
 import { memberRoutes } from './pages/members.ts';
 import { projectSettingsRoutes } from './pages/project-settings.ts';
 import { statusPageRoutes } from './pages/status-page.ts';
+import { statusPagesRoutes } from './pages/status-pages.ts';
+import { statusPageFormRoutes } from './pages/status-page-form.ts';
 import { badgeActionRoutes, badgeRoutes } from './pages/badges.ts';
 import { switchRoutes } from './pages/switch.ts';
 import { triggerRoutes } from './pages/triggers.ts';
@@ -111,6 +113,8 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       heartbeatDetailRoutes(signedIn, deps);
       maintenanceRoutes(signedIn, deps);
       maintenanceFormRoutes(signedIn, deps);
+      statusPagesRoutes(signedIn, deps);
+      statusPageFormRoutes(signedIn, deps);
       triggerRoutes(signedIn, deps);
       integrationRoutes(signedIn, deps);
       tokenRoutes(signedIn, deps);

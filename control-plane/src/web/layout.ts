@@ -11,7 +11,17 @@ export interface AssetHrefs {
 }
 
 export type NavKey =
-  'overview' | 'monitors' | 'heartbeats' | 'alerts' | 'maintenance' | 'triggers' | 'integrations' | 'tokens' | 'members' | 'project';
+  | 'overview'
+  | 'monitors'
+  | 'heartbeats'
+  | 'alerts'
+  | 'maintenance'
+  | 'status-pages'
+  | 'triggers'
+  | 'integrations'
+  | 'tokens'
+  | 'members'
+  | 'project';
 
 export interface Chrome {
   title: string;
@@ -28,6 +38,7 @@ const icons: Record<NavKey, string> = {
   alerts: '<path d="M10 3a4.5 4.5 0 0 0-4.5 4.5V11L4 14h12l-1.5-3V7.5A4.5 4.5 0 0 0 10 3zM8.5 16.5a1.6 1.6 0 0 0 3 0"/>',
   maintenance:
     '<path d="M12.6 3.2a4.2 4.2 0 0 0-4.9 5.5L2.8 13.6a1.8 1.8 0 0 0 2.6 2.6l4.9-4.9a4.2 4.2 0 0 0 5.5-4.9l-2.5 2.5-2.4-.6-.6-2.4z"/>',
+  'status-pages': '<rect x="2.5" y="3.5" width="15" height="13" rx="2"/><path d="M2.5 7.5h15M6 11h3M6 13.5h6"/>',
   triggers: '<path d="M11 2 4 11h5l-1 7 7-9h-5z"/>',
   integrations: '<path d="M7 3v4M13 3v4M5 7h10v3a5 5 0 0 1-10 0zM10 15v3"/>',
   tokens: '<circle cx="7" cy="10" r="3.5"/><path d="M10.5 10H18v3M15 10v2"/>',
@@ -102,6 +113,7 @@ export function appPage(c: Chrome, body: Html): Html {
       ${navLink('heartbeats', urls.heartbeats, 'Heartbeats', c.active)}
       ${navLink('alerts', urls.alerts, 'Alerts', c.active)}
       ${navLink('maintenance', urls.maintenance, 'Maintenance', c.active)}
+      ${navLink('status-pages', urls.statusPages, 'Status pages', c.active)}
       ${navLink('triggers', urls.triggers, 'Triggers', c.active)}
       ${navLink('integrations', urls.integrations, 'Integrations', c.active)}
       <div class="nav-section">Settings</div>

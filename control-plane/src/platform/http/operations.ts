@@ -70,6 +70,13 @@ export const operationIds: Readonly<Record<string, string>> = {
   'PATCH /maintenance-windows/{id}': 'updateMaintenanceWindow',
   'DELETE /maintenance-windows/{id}': 'deleteMaintenanceWindow',
 
+  'GET /status-pages': 'listStatusPages',
+  'POST /status-pages': 'createStatusPage',
+  'GET /status-pages/{id}': 'getStatusPage',
+  'PATCH /status-pages/{id}': 'updateStatusPage',
+  'DELETE /status-pages/{id}': 'deleteStatusPage',
+  'POST /status-pages/{id}/address': 'changeStatusPageAddress',
+
   'POST /api/notify/{id}': 'fireTrigger',
   'GET /api/notify/{id}': 'fireTriggerWithGet',
 };
@@ -95,6 +102,11 @@ export const tags = [
     name: 'Maintenance windows',
     description:
       'One-off or recurring (cron, duration, time zone) windows covering monitors, heartbeats or a whole project: checks go on, alerts are held, uptime leaves the time out.',
+  },
+  {
+    name: 'Status pages',
+    description:
+      "Public pages at random addresses showing groups of a project's monitors and heartbeats, their 90-day uptime, maintenance and one banner for the whole page.",
   },
   {
     name: 'Notify URL',

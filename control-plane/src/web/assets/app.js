@@ -123,10 +123,11 @@
     if (help) help.textContent = url.getAttribute('data-help-' + type) || '';
   }
 
-  // Lists of rows on the monitor form (headers, assertions) show their filled rows and one empty
-  // row, and a button shows the next empty one. Without this script every row is shown.
+  // Lists of rows on the monitor form (headers, assertions) and the status page form (groups, and
+  // the components of each) show their filled rows and one empty row, and a button shows the next
+  // empty one. Without this script every row is shown. A row is a child of its list: lists nest.
   function compactRows(list) {
-    var empty = list.querySelectorAll('[data-row-empty]');
+    var empty = list.querySelectorAll(':scope > [data-row-empty]');
     if (empty.length < 2) return;
     for (var i = 1; i < empty.length; i++) empty[i].hidden = true;
     var add = document.createElement('button');
@@ -134,12 +135,12 @@
     add.className = 'btn btn-sm add-row';
     add.textContent = list.getAttribute('data-rows');
     add.addEventListener('click', function () {
-      var next = list.querySelector('[data-row-empty][hidden]');
+      var next = list.querySelector(':scope > [data-row-empty][hidden]');
       if (next) {
         next.hidden = false;
         next.querySelector('input, select').focus();
       }
-      add.hidden = !list.querySelector('[data-row-empty][hidden]');
+      add.hidden = !list.querySelector(':scope > [data-row-empty][hidden]');
     });
     list.parentNode.insertBefore(add, list.nextSibling);
   }

@@ -1,12 +1,9 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Principal } from '../../accounts/bearer.ts';
-import type { Sql } from '../../platform/db/sql.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/context.ts';
 import { ProjectUpdateBody } from '../../projects/schemas.ts';
 import { createProject, getProject, updateProject } from '../../projects/service.ts';
-import { checkbox, copyRow, csrfInput, field, postButton } from '../components.ts';
+import { checkbox, csrfInput, field } from '../components.ts';
 import { typeLabels } from '../config-fields.ts';
 import { projectIntegrations } from '../integration-choices.ts';
 import { sendHtml, sessionOf, text, type WebDeps } from '../context.ts';
@@ -14,8 +11,8 @@ import { submitForm, type FieldErrors } from '../form.ts';
 import { html } from '../html.ts';
 import { pageHead } from '../layout.ts';
 import { pageContext, render } from '../page.ts';
-import { setCurrentProject, setFlash } from '../../accounts/sessions.ts';
-import { disableStatusPage, enableStatusPage, regenerateStatusPage, statusPageSlug } from '../../status-pages/service.ts';
+import { setCurrentProject } from '../../accounts/sessions.ts';
+import { projectStatusPages } from '../../status-pages/service.ts';
 import { urls } from '../urls.ts';
 
 const projectName = z.string().trim().min(1, 'Give the project a name.').max(255, 'At most 255 characters.');
@@ -44,13 +41,12 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
     const pc = await pageContext(req, deps, 'Project settings', 'project');
     const csrf = pc.session.csrfToken;
     const project = pc.project;
-    const slug = project ? await statusPageSlug(ctx.sql, pc.session.principal, project.id) : null;
+    const pages = project ? await projectStatusPages(ctx, pc.session.principal, project.id) : [];
     const settings = project ? await getProject(ctx.sql, pc.session.principal, project.id) : null;
     const groupSeconds = settings?.alert_group_seconds ?? null;
     const integrationsOf = project ? await projectIntegrations(deps, pc.session.principal, project.id) : [];
     const minutesValue = (name: 'renotify_minutes' | 'escalate_after_minutes') =>
       errors[name] ? text(formValues, name) : settings?.[name] === null || settings?.[name] === undefined ? '' : String(settings[name]);
-    const publicUrl = slug ? `${ctx.config.PUBLIC_URL}${urls.statusPage(slug)}` : '';
     const ownedOrgs = [
       ...new Map(
         pc.workspace.projects
@@ -130,32 +126,27 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
                   </div>
                   <div class="card" id="status-page">
                     <div class="card-head">
-                      <h2>Public status page</h2>
-                      ${
-                        slug
-                          ? html`<div class="actions">
-                              ${postButton({ action: `${urls.project}/status-page/regenerate`, label: 'New address', csrf, small: true, confirm: 'Give the status page a new address? The current one stops working.' })}
-                              ${postButton({ action: `${urls.project}/status-page/disable`, label: 'Turn off', csrf, kind: 'danger', small: true, confirm: 'Turn the public status page off?' })}
-                            </div>`
-                          : ''
-                      }
+                      <h2>Public status pages</h2>
+                      <div class="actions"><a class="btn btn-sm" href="${urls.statusPages}">Manage status pages</a></div>
                     </div>
                     <div class="card-body">
                       <p class="muted">
-                        A read-only page with the current status of this project's monitors and heartbeats, 90 days of uptime and open
-                        incidents. It is public to anyone with its secret address; URLs, settings and errors are never shown.
+                        Read-only pages with the current status of this project's monitors and heartbeats, 90 days of uptime and open
+                        incidents, each public to anyone with its secret address. URLs, settings and errors are never shown.
                       </p>
                       ${
-                        slug
-                          ? html`${copyRow(publicUrl, 'Copy', 'status-page-url')}<a
-                                class="btn"
-                                href="${urls.statusPage(slug)}"
-                                target="_blank"
-                                rel="noopener"
-                                data-testid="open-status-page"
-                                >Open status page</a
-                              >`
-                          : postButton({ action: `${urls.project}/status-page`, label: 'Turn on the status page', csrf, kind: 'primary' })
+                        pages.length
+                          ? html`<ul class="plain-list">
+                              ${pages.map(
+                                (sp) =>
+                                  html`<li>
+                                    <a href="${urls.statusPage(sp.slug)}" target="_blank" rel="noopener" data-testid="open-status-page"
+                                      >${sp.title}</a
+                                    >
+                                  </li>`,
+                              )}
+                            </ul>`
+                          : html`<a class="btn btn-primary" href="${urls.newStatusPage}">Create a status page</a>`
                       }
                     </div>
                   </div>`
@@ -272,27 +263,4 @@ export function projectSettingsRoutes(app: App, deps: WebDeps): void {
       },
     });
   });
-
-  // The status page's buttons: one change to the current project's page, then a notice.
-  const statusPageAction =
-    (action: (sql: Sql, p: Principal, projectId: string) => Promise<unknown>, flash: string, to: string) =>
-    async (req: FastifyRequest, reply: FastifyReply) => {
-      const pc = await current(req);
-      await action(ctx.sql, pc.session.principal, pc.project!.id);
-      await setFlash(ctx.sql, pc.session.id, flash);
-      return reply.redirect(to, 303);
-    };
-  app.post(
-    `${urls.project}/status-page`,
-    statusPageAction(enableStatusPage, 'The status page is public at the address below.', `${urls.project}#status-page`),
-  );
-  app.post(
-    `${urls.project}/status-page/regenerate`,
-    statusPageAction(
-      regenerateStatusPage,
-      'The status page has a new address; the old one no longer works.',
-      `${urls.project}#status-page`,
-    ),
-  );
-  app.post(`${urls.project}/status-page/disable`, statusPageAction(disableStatusPage, 'The status page is off.', urls.project));
 }

@@ -1,8 +1,4 @@
 import type { App } from '../../platform/http/context.ts';
-import type { Heartbeat } from '../../heartbeats/schemas.ts';
-import * as heartbeats from '../../heartbeats/service.ts';
-import { monitorStatuses, type Monitor } from '../../monitors/schemas.ts';
-import * as monitors from '../../monitors/service.ts';
 import {
   projectDailyUptime,
   projectOpenIncidents,
@@ -11,6 +7,10 @@ import {
   type OpenIncident,
   type PublicIncident,
 } from '../../monitors/history.ts';
+import type { Announcement } from '../../maintenance/service.ts';
+import type { StatusPageComponent } from '../../status-pages/schemas.ts';
+import type { OverallLevel } from '../../status-pages/overall.ts';
+import { publicStatusPage, type ShownGroup } from '../../status-pages/service.ts';
 import { uptimeBars } from '../bars.ts';
 import { formatDuration, formatUptime, heartbeatPill, monitorPill, timeTag } from '../components.ts';
 import { queryText, sendHtml, type WebDeps } from '../context.ts';
@@ -18,20 +18,27 @@ import { renderError } from '../errors.ts';
 import { html, raw, type Html } from '../html.ts';
 import { publicPage } from '../layout.ts';
 import { projectPrincipal } from '../public-principal.ts';
-import { findStatusPage } from '../../status-pages/service.ts';
-import { announcements, type Announcement } from '../../maintenance/service.ts';
 import { urls } from '../urls.ts';
 
 const DAYS = 90;
 
-function overall(ms: readonly Monitor[], hs: readonly Heartbeat[]): Html {
-  const down = ms.some((m) => m.status === monitorStatuses.down) || hs.some((h) => h.status === 'down');
-  const late = hs.some((h) => h.status === 'late');
-  const degraded = ms.some((m) => m.status === monitorStatuses.degraded);
-  if (down) return html`<div class="overall down" data-testid="overall">Some systems are down</div>`;
-  if (degraded) return html`<div class="overall late" data-testid="overall">Degraded performance</div>`;
-  if (late) return html`<div class="overall late" data-testid="overall">Some systems are degraded</div>`;
-  return html`<div class="overall up" data-testid="overall">All systems operational</div>`;
+/** The banner's colour class and a shape for its level, so the level is told by words, shape and colour. */
+const banners: Record<OverallLevel, { cls: string; icon: string }> = {
+  operational: { cls: 'up', icon: '<path d="M5 10.5l3.2 3.2L15 7"/>' },
+  maintenance: { cls: 'maintenance', icon: '<path d="M10 5.5V10l3 2"/><circle cx="10" cy="10" r="6.5"/>' },
+  degraded: { cls: 'late', icon: '<path d="M10 6v5M10 14v.5"/><circle cx="10" cy="10" r="6.5"/>' },
+  partial_outage: { cls: 'down', icon: '<path d="M10 3.5 17 16H3z"/><path d="M10 8.5v3.5M10 14.2v.3"/>' },
+  major_outage: { cls: 'down', icon: '<path d="M6 6l8 8M14 6l-8 8"/>' },
+};
+
+function banner(level: OverallLevel, text: string): Html {
+  const b = banners[level];
+  return html`<div class="overall ${b.cls}" data-testid="overall" data-level="${level}">
+    ${raw(
+      `<svg class="overall-icon" viewBox="0 0 20 20" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">${b.icon}</svg>`,
+    )}
+    <strong>${text}</strong>
+  </div>`;
 }
 
 function average(days: readonly DayUptime[]): number | null {
@@ -39,124 +46,146 @@ function average(days: readonly DayUptime[]): number | null {
   return known.length === 0 ? null : known.reduce((s, d) => s + d.uptime!, 0) / known.length;
 }
 
-function monitorComponent(m: Monitor, days: readonly DayUptime[], incidents: readonly PublicIncident[], now: Date): Html {
-  return html`<div class="component">
-    <div class="component-head"><strong>${m.name}</strong>${monitorPill(m.status)}</div>
-    ${uptimeBars(days, incidents, now)}
-    <div class="bars-foot"><span>${DAYS} days ago</span><span>${formatUptime(average(days))} uptime</span><span>Today</span></div>
-  </div>`;
+const shownName = (c: StatusPageComponent) => c.display_name ?? c.name;
+
+function pill(c: StatusPageComponent): Html {
+  if (c.in_maintenance) return html`<span class="pill maintenance" data-status="maintenance">Maintenance</span>`;
+  return c.type === 'monitor' ? monitorPill(Number(c.status)) : heartbeatPill(String(c.status));
 }
 
-function incidents(list: readonly OpenIncident[], now: Date): Html {
-  if (list.length === 0) return html``;
-  return html`<div class="card">
-    <div class="card-head"><h2>Ongoing incidents</h2></div>
-    ${list.map(
-      (i) =>
-        html`<div class="component">
-          <div class="component-head"><strong>${i.monitor_name}</strong><span class="pill down">Down</span></div>
-          <div class="muted">
-            Since ${timeTag(i.started_at, i.started_at.slice(0, 16).replace('T', ' ') + ' UTC')} ·
-            ${formatDuration(Math.max(0, Math.floor((now.getTime() - Date.parse(i.started_at)) / 1000)))}
-          </div>
-        </div>`,
-    )}
-  </div>`;
+interface History {
+  uptime: ReadonlyMap<string, readonly DayUptime[]>;
+  past: readonly PublicIncident[];
+  now: Date;
+}
+
+function componentBlock(c: StatusPageComponent, h: History): Html {
+  const days = c.type === 'monitor' ? (h.uptime.get(c.id) ?? []) : null;
+  return html`<li class="component" data-component="${c.type}">
+    <div class="component-head">
+      <h3 class="component-name">${shownName(c)}</h3>
+      ${pill(c)}
+    </div>
+    ${c.description ? html`<p class="component-description muted">${c.description}</p>` : ''}
+    ${
+      days
+        ? html`${uptimeBars(
+              days,
+              h.past.filter((i) => i.monitor_id === c.id),
+              h.now,
+            )}
+            <div class="bars-foot"><span>${DAYS} days ago</span><span>${formatUptime(average(days))} uptime</span><span>Today</span></div>`
+        : ''
+    }
+  </li>`;
+}
+
+function groupSection(g: ShownGroup, i: number, h: History): Html {
+  return html`<section class="card" aria-labelledby="group-${i}" data-group="${g.name}">
+    <div class="card-head"><h2 id="group-${i}">${g.name}</h2></div>
+    <ul class="components">
+      ${g.components.map((c) => componentBlock(c, h))}
+    </ul>
+  </section>`;
 }
 
 const utc = (iso: string) => timeTag(iso, iso.slice(0, 16).replace('T', ' ') + ' UTC');
 
-/** Maintenance running now or starting within the week, with what it covers (by name). */
+function incidents(list: readonly OpenIncident[], names: ReadonlyMap<string, string>, now: Date): Html {
+  if (list.length === 0) return html``;
+  return html`<section class="card" aria-labelledby="incidents" data-testid="incidents">
+    <div class="card-head"><h2 id="incidents">Ongoing incidents</h2></div>
+    <ul class="components">
+      ${list.map(
+        (i) =>
+          html`<li class="component">
+            <div class="component-head">
+              <h3 class="component-name">${names.get(`monitor:${i.monitor_id}`) ?? i.monitor_name}</h3>
+              <span class="pill down" data-status="down">Down</span>
+            </div>
+            <div class="muted">
+              Since ${utc(i.started_at)} · ${formatDuration(Math.max(0, Math.floor((now.getTime() - Date.parse(i.started_at)) / 1000)))}
+            </div>
+          </li>`,
+      )}
+    </ul>
+  </section>`;
+}
+
+/** Maintenance running now or starting within the week, with what it covers of the page (by the names shown). */
 function maintenance(list: readonly Announcement[], names: ReadonlyMap<string, string>): Html {
   if (list.length === 0) return html``;
   const covered = (a: Announcement) =>
     a.monitor_ids === null
       ? 'All services'
-      : [...a.monitor_ids, ...(a.heartbeat_ids ?? [])]
-          .map((id) => names.get(id))
+      : [...a.monitor_ids.map((id) => `monitor:${id}`), ...(a.heartbeat_ids ?? []).map((id) => `heartbeat:${id}`)]
+          .map((key) => names.get(key))
           .filter(Boolean)
           .join(', ');
-  return html`<div class="card" data-testid="maintenance">
-    <div class="card-head"><h2>Scheduled maintenance</h2></div>
-    ${list.map(
-      (a) =>
-        html`<div class="component">
-          <div class="component-head">
-            <strong>${a.name}</strong
-            ><span class="pill ${a.in_progress ? 'late' : 'paused'}">${a.in_progress ? 'In progress' : 'Scheduled'}</span>
-          </div>
-          <div class="muted">${utc(a.starts_at)} to ${utc(a.ends_at)} · ${covered(a)}</div>
-          ${a.description ? html`<div>${a.description}</div>` : ''}
-        </div>`,
-    )}
-  </div>`;
+  return html`<section class="card" aria-labelledby="maintenance" data-testid="maintenance">
+    <div class="card-head"><h2 id="maintenance">Scheduled maintenance</h2></div>
+    <ul class="components">
+      ${list.map(
+        (a) =>
+          html`<li class="component">
+            <div class="component-head">
+              <h3 class="component-name">${a.name}</h3>
+              <span class="pill ${a.in_progress ? 'maintenance' : 'paused'}">${a.in_progress ? 'In progress' : 'Scheduled'}</span>
+            </div>
+            <div class="muted">${utc(a.starts_at)} to ${utc(a.ends_at)} · ${covered(a)}</div>
+            ${a.description ? html`<p>${a.description}</p>` : ''}
+          </li>`,
+      )}
+    </ul>
+  </section>`;
 }
 
 /**
- * The public, read-only status page of a project: no URLs, settings or error texts, only names,
- * states, daily uptime and when incidents were, with the kind of their cause (never its text).
+ * A public, read-only status page: its groups of components with their states and 90 days of
+ * uptime, one banner for them all, maintenance ahead and ongoing incidents of what it shows. No
+ * URLs, settings or error texts: only names, states, daily uptime and when incidents were, with
+ * the kind of their cause (never its text). Nothing of a monitor the page does not show.
  */
 export function statusPageRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
   app.get('/status/:slug', async (req, reply) => {
     const slug = (req.params as { slug: string }).slug;
-    const page = /^[A-Za-z0-9_-]{22}$/.test(slug) ? await findStatusPage(ctx.sql, slug) : undefined;
-    if (!page) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
+    const found = /^[A-Za-z0-9_-]{22}$/.test(slug) ? await publicStatusPage(ctx, slug) : undefined;
+    if (!found) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
+    const { page, groups } = found;
     const principal = projectPrincipal(page.project_id);
     const now = ctx.now();
-    const [ms, hs, open, windows] = await Promise.all([
-      monitors.listMonitors(ctx, principal, page.project_id, { page: 1, per_page: 100 }),
-      heartbeats.listHeartbeats(ctx, principal, page.project_id, { page: 1, per_page: 100 }),
+    const shown = groups.flatMap((g) => g.components);
+    const names = new Map(shown.map((c) => [`${c.type}:${c.id}`, shownName(c)]));
+    const monitorIds = shown.filter((c) => c.type === 'monitor').map((c) => c.id);
+    const [open, uptime, past] = await Promise.all([
       projectOpenIncidents(ctx, principal, page.project_id),
-      announcements(ctx, page.project_id),
+      projectDailyUptime(ctx, principal, page.project_id, monitorIds, DAYS),
+      projectRecentIncidents(ctx, principal, page.project_id, monitorIds, DAYS),
     ]);
-    const names = new Map<string, string>([...ms.items, ...hs.items].map((x) => [x.id, x.name]));
-    const ids = ms.items.map((m) => m.id);
-    const [uptime, past] = await Promise.all([
-      projectDailyUptime(ctx, principal, page.project_id, ids, DAYS),
-      projectRecentIncidents(ctx, principal, page.project_id, ids, DAYS),
-    ]);
-    const body = html`${overall(ms.items, hs.items)} ${maintenance(windows, names)} ${incidents(open, now)}
-      ${
-        ms.items.length > 0
-          ? html`<div class="card">
-              <div class="card-head"><h2>Services</h2></div>
-              ${ms.items.map((m) =>
-                monitorComponent(
-                  m,
-                  uptime.get(m.id) ?? [],
-                  past.filter((i) => i.monitor_id === m.id),
-                  now,
-                ),
-              )}
-            </div>`
-          : ''
-      }
-      ${
-        hs.items.length > 0
-          ? html`<div class="card">
-              <div class="card-head"><h2>Scheduled jobs</h2></div>
-              ${hs.items.map(
-                (h) =>
-                  html`<div class="component">
-                    <div class="component-head"><strong>${h.name}</strong>${heartbeatPill(h.status)}</div>
-                  </div>`,
-              )}
-            </div>`
-          : ''
-      }
+    const history: History = { uptime, past, now };
+    const body = html`${banner(page.overall.level, page.overall.text)} ${maintenance(found.maintenance, names)}
+      ${incidents(
+        open.filter((i) => names.has(`monitor:${i.monitor_id}`)),
+        names,
+        now,
+      )}
+      ${groups.length > 0 ? groups.map((g, i) => groupSection(g, i, history)) : html`<p class="muted">Nothing is shown on this page yet.</p>`}
       <p class="powered">Updated ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC · refreshes on its own</p>`;
     if (queryText(req, 'fragment')) return sendHtml(reply, body);
     return sendHtml(
       reply.header('cache-control', 'no-store'),
       publicPage(
         deps.assets,
-        `${page.name} status`,
-        html`<div class="public-head">
-            <h1>${page.name}</h1>
+        `${page.title} status`,
+        html`<header class="public-head">
+            <div>
+              <h1>${page.title}</h1>
+              ${page.description ? html`<p class="muted public-description">${page.description}</p>` : ''}
+            </div>
             <span class="muted">Status</span>
-          </div>
-          <div data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</div>`,
+          </header>
+          <main id="main" data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</main>`,
         raw('<meta name="robots" content="noindex">'),
       ),
     );

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { heartbeatStatuses } from '../heartbeats/schemas.ts';
+import { overallLevels } from './overall.ts';
+
+/** How much one page holds, and how many pages one project has. */
+export const MAX_GROUPS = 50;
+export const MAX_COMPONENTS = 200;
+export const MAX_PAGES_PER_PROJECT = 50;
+
+const noNul = (field: string) => [(v: string) => !v.includes('\u0000'), `The ${field} field must not contain NUL characters.`] as const;
+
+const title = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .refine(...noNul('title'))
+  .describe('Shown as the heading of the public page.');
+const description = z
+  .string()
+  .max(2000)
+  .refine(...noNul('description'))
+  .describe('Shown under the title.');
+
+export const componentTypes = ['monitor', 'heartbeat'] as const;
+
+export const StatusPageComponentBody = z.object({
+  type: z.enum(componentTypes),
+  id: z.uuid().describe('The monitor or heartbeat, of the same project as the page.'),
+  display_name: z
+    .string()
+    .trim()
+    .max(255)
+    .refine(...noNul('display_name'))
+    .nullable()
+    .optional()
+    .describe("Shown instead of the monitor's or heartbeat's own name; null or empty: its own name."),
+  description: z
+    .string()
+    .max(1000)
+    .refine(...noNul('description'))
+    .default('')
+    .describe('Shown under the name.'),
+});
+export type StatusPageComponentBody = z.infer<typeof StatusPageComponentBody>;
+
+export const StatusPageGroupBody = z.object({
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .refine(...noNul('name'))
+    .describe('The heading; unique on the page (any case).'),
+  components: z.array(StatusPageComponentBody).max(MAX_COMPONENTS).default([]).describe('In the order shown.'),
+});
+export type StatusPageGroupBody = z.infer<typeof StatusPageGroupBody>;
+
+const groups = z
+  .array(StatusPageGroupBody)
+  .max(MAX_GROUPS)
+  .describe(
+    `Groups of components, in the order shown (at most ${MAX_GROUPS} groups and ${MAX_COMPONENTS} components in all; a monitor or heartbeat at most once). Empty: the page shows every monitor and heartbeat of the project.`,
+  );
+
+export const StatusPageCreateBody = z.object({
+  project_id: z.uuid(),
+  title,
+  description: description.default(''),
+  groups: groups.default([]),
+});
+export type StatusPageCreateBody = z.infer<typeof StatusPageCreateBody>;
+
+/** PATCH: the fields sent replace the stored ones; `groups`, when sent, replaces every group (project_id is not changed). */
+export const StatusPageUpdateBody = z.object({
+  title: title.optional(),
+  description: description.optional(),
+  groups: groups.optional(),
+});
+export type StatusPageUpdateBody = z.infer<typeof StatusPageUpdateBody>;
+
+export const StatusPageListQuery = z.object({ project_id: z.uuid().optional() });
+
+const StatusPageComponent = z.object({
+  type: z.enum(componentTypes),
+  id: z.uuid().describe('The monitor or heartbeat.'),
+  name: z.string().describe("The monitor's or heartbeat's own name."),
+  display_name: z.string().nullable().describe('Shown instead of `name` when set.'),
+  description: z.string(),
+  status: z
+    .union([z.number().int(), z.enum(heartbeatStatuses)])
+    .describe("The monitor's or heartbeat's status as its own reads give it: an integer for a monitor, a word for a heartbeat."),
+  in_maintenance: z.boolean().describe('A maintenance window covers it now.'),
+});
+
+export const StatusPage = z
+  .object({
+    id: z.uuid(),
+    project_id: z.uuid(),
+    title: z.string(),
+    description: z.string(),
+    slug: z.string().describe('The random part of the public address.'),
+    url: z.string().describe('The public address: {public_url}/status/<slug>. Anyone with it can read the page.'),
+    groups: z.array(z.object({ name: z.string(), components: z.array(StatusPageComponent) })),
+    overall: z
+      .object({ level: z.enum(overallLevels), text: z.string() })
+      .describe(
+        "Read-only: the banner over the page's components (every monitor and heartbeat of the project when it has no groups); docs/status-pages.md.",
+      ),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'StatusPage' });
+export type StatusPage = z.infer<typeof StatusPage>;
+export type StatusPageComponent = z.infer<typeof StatusPageComponent>;

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { apiClient } from '../harness/api.ts';
+import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
+import { createAccount, type TestAccount } from '../harness/factories.ts';
+
+async function connect(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'uptime-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  return client;
+}
+
+const text = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as { type: string; text: string }[])[0]!.text;
+
+describe('status pages over MCP', () => {
+  let cp: TestControlPlane;
+  let ada: TestAccount;
+  let bob: TestAccount;
+  let client: Client;
+  let bobs: Client;
+
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api'] });
+    [ada, bob] = await Promise.all([createAccount(cp.db.sql), createAccount(cp.db.sql)]);
+    client = await connect(cp.url, ada.mcpToken);
+    bobs = await connect(cp.url, bob.mcpToken);
+  });
+  after(async () => {
+    await client.close();
+    await bobs.close();
+    await cp.stop();
+  });
+
+  it('creates, reads, lists, updates and deletes a page, as the token’s user only', async () => {
+    const api = apiClient(cp.url, ada.token);
+    const monitor = (await api('POST', '/monitors', { project_id: ada.project_id, name: 'Shop', url: 'https://shop.example' })).body.data;
+    const created = await client.callTool({
+      name: 'create_status_page',
+      arguments: {
+        project_id: ada.project_id,
+        title: 'Shop status',
+        groups: [{ name: 'Storefront', components: [{ type: 'monitor', id: monitor.id, display_name: 'Web shop' }] }],
+      },
+    });
+    assert.ok(!created.isError, text(created));
+    const page = JSON.parse(text(created));
+    assert.equal(page.title, 'Shop status');
+    assert.deepEqual(page.groups[0].components[0], {
+      type: 'monitor',
+      id: monitor.id,
+      name: 'Shop',
+      display_name: 'Web shop',
+      description: '',
+      status: 0,
+      in_maintenance: false,
+    });
+
+    const got = JSON.parse(text(await client.callTool({ name: 'get_status_page', arguments: { id: page.id } })));
+    assert.deepEqual(got, page);
+    const list = JSON.parse(text(await client.callTool({ name: 'list_status_pages', arguments: {} })));
+    assert.deepEqual(
+      list.data.map((x: { id: string }) => x.id),
+      [page.id],
+    );
+    assert.equal(JSON.parse(text(await bobs.callTool({ name: 'list_status_pages', arguments: {} }))).meta.total, 0);
+
+    const updated = JSON.parse(
+      text(await client.callTool({ name: 'update_status_page', arguments: { id: page.id, changes: { title: 'Status', groups: [] } } })),
+    );
+    assert.equal(updated.title, 'Status');
+    assert.deepEqual(updated.groups, []);
+
+    const foreign = await bobs.callTool({ name: 'delete_status_page', arguments: { id: page.id } });
+    assert.equal(foreign.isError, true);
+    assert.match(text(foreign), /Not found/);
+
+    const bad = await client.callTool({
+      name: 'update_status_page',
+      arguments: { id: page.id, changes: { groups: [{ name: 'X', components: [{ type: 'heartbeat', id: monitor.id }] }] } },
+    });
+    assert.equal(bad.isError, true);
+    assert.deepEqual(Object.keys(JSON.parse(text(bad)).errors), ['groups.0.components.0.id']);
+
+    assert.ok(!(await client.callTool({ name: 'delete_status_page', arguments: { id: page.id } })).isError);
+    assert.equal(JSON.parse(text(await client.callTool({ name: 'list_status_pages', arguments: {} }))).meta.total, 0);
+  });
+});
