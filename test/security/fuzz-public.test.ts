@@ -31,7 +31,7 @@ import { openTestAlert } from '../harness/alerts.ts';
  * and the probes, plain text for ping URLs and files, an HTML page for the dashboard's pages.
  */
 const formFields = ['message', 'token', '_csrf', 'email', 'password', 'next', 'organization'];
-const queryFields = ['message', 'token', 'next', 'v', 'rid', 'fragment', 'expired', 'signed_out', 'url'];
+const queryFields = ['message', 'token', 'next', 'v', 'rid', 'fragment', 'expired', 'signed_out', 'url', 'window', 'stat', 'label'];
 
 describe('fuzzing every public route', () => {
   let cp: TestControlPlane;
@@ -48,8 +48,9 @@ describe('fuzzing every public route', () => {
     const api = apiClient(cp.url, ada.token);
     const project_id = ada.project_id;
     const monitor = (await api('POST', '/monitors', { project_id, name: 'm', url: 'https://m.example' })).body.data.id;
-    const statusSlug = randomBytes(16).toString('hex');
-    const badgeSlug = randomBytes(16).toString('hex');
+    // Addresses of the shape the routes take (22 base64url characters), so the fuzz reaches a real page and badge.
+    const statusSlug = randomBytes(16).toString('base64url').slice(0, 22);
+    const badgeSlug = randomBytes(16).toString('base64url').slice(0, 22);
     await cp.db.sql`insert into status_pages (project_id, slug, title) values (${project_id}, ${statusSlug}, 'Status')`;
     await cp.db.sql`insert into badges (slug, monitor_id) values (${badgeSlug}, ${monitor})`;
     const hb = (await api('POST', '/heartbeats', { project_id, name: 'h' })).body.data;
@@ -61,6 +62,7 @@ describe('fuzzing every public route', () => {
     ];
     real.status = [statusSlug];
     real.badge = [`${badgeSlug}.svg`, badgeSlug];
+    real.component = [monitor];
     real.assets = ['app.css', 'app.js', 'favicon.svg'];
     routes = routesOf(app.routeTable, 'public').filter((r) => r.method !== 'HEAD');
   });
@@ -68,14 +70,17 @@ describe('fuzzing every public route', () => {
 
   const answersOf = (url: string) => publicRoutes[url]!.answers;
   const idsFor = (url: string) => real[url.split('/')[1] === 'api' ? 'notify' : url.split('/')[1]!] ?? [];
-  const pathOf = (url: string, id: string, suffix: string) =>
-    url
+  // The first parameter is the id (a real one or not), a component a real monitor, the last the suffix.
+  const pathOf = (url: string, id: string, suffix: string) => {
+    let n = 0;
+    return url
       .replace(':id', id)
       .replace(':suffix', suffix)
-      .replace(/:[a-z]+/, id)
+      .replace(/:[a-z]+/g, (name) => (n++ === 0 ? id : name === ':component' ? real.component![0]! : suffix))
       .replace('*', suffix);
+  };
   const suffixArb = fc.oneof(
-    fc.constantFrom('start', 'fail', 'log', 'index.css', '..', ''),
+    fc.constantFrom('start', 'fail', 'log', 'index.css', '..', '', 'status.svg', 'uptime.json', 'response.svg'),
     fc.string({ minLength: 1 }).map(encodeURIComponent),
   );
 

@@ -5,6 +5,8 @@ import { listTokens, revokeToken } from '../../control-plane/src/accounts/servic
 import * as history from '../../control-plane/src/monitors/history.ts';
 import * as monitors from '../../control-plane/src/monitors/service.ts';
 import { heartbeatTimeline } from '../../control-plane/src/heartbeats/timeline.ts';
+import { heartbeatUptimeOver } from '../../control-plane/src/heartbeats/uptime.ts';
+import { maintenanceSpans } from '../../control-plane/src/maintenance/service.ts';
 import type { ApiContext } from '../../control-plane/src/platform/http/context.ts';
 import { listMembers } from '../../control-plane/src/projects/members.ts';
 import * as projects from '../../control-plane/src/projects/service.ts';
@@ -139,6 +141,15 @@ describe('tenancy of the projects, status pages, badge, token and history servic
       insert into heartbeats (project_id, name, grace_period) values (${owner.project_id}, 'Owned', 60) returning id`;
     await assert.rejects(heartbeatTimeline(ctx, p, hb!.id, 10), refusedWith('NOT_FOUND'));
     assert.deepEqual(await heartbeatTimeline(ctx, principalOf(owner), hb!.id, 10), []);
+    // What badges read: uptime and response time over a window, maintenance spans.
+    await assert.rejects(history.monitorUptimeOver(ctx, p, owner.project_id, monitorId, 86_400), refusedWith('FORBIDDEN'));
+    await assert.rejects(history.monitorUptimeOver(ctx, p, other.project_id, monitorId, 86_400), refusedWith('NOT_FOUND'));
+    await assert.rejects(history.monitorResponseTime(ctx, p, monitorId, 86_400, 'p95'), refusedWith('NOT_FOUND'));
+    await assert.rejects(heartbeatUptimeOver(ctx, p, owner.project_id, hb!.id, 86_400), refusedWith('FORBIDDEN'));
+    await assert.rejects(heartbeatUptimeOver(ctx, p, other.project_id, hb!.id, 86_400), refusedWith('NOT_FOUND'));
+    const span = [new Date(Date.now() - 86_400_000), new Date()] as const;
+    await assert.rejects(maintenanceSpans(ctx, p, owner.project_id, { type: 'monitor', id: monitorId }, ...span), refusedWith('FORBIDDEN'));
+    assert.equal(await heartbeatUptimeOver(ctx, principalOf(owner), owner.project_id, hb!.id, 86_400), 100);
     assert.deepEqual(await monitors.projectTags(ctx, principalOf(owner), owner.project_id), ['private-tag']);
   });
 

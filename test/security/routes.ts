@@ -62,6 +62,12 @@ export const publicRoutes: Record<string, PublicRoute> = {
   '/assets/:name': { methods: getHead, answers: 'file', why: 'stylesheet, script and icon of the dashboard' },
   '/status/:slug': { methods: getHead, answers: 'html', why: 'public status page at a 128-bit random slug, opt-in' },
   '/badge/:file': { methods: getHead, answers: 'file', why: 'status badge at a 128-bit random slug, opt-in' },
+  '/badge/:slug/:file': { methods: getHead, answers: 'file', why: 'status, uptime or response time badge (SVG or JSON) at a badge slug' },
+  '/status/:slug/badge/:component/:file': {
+    methods: getHead,
+    answers: 'file',
+    why: 'badge of a component of a public status page, at the page’s 128-bit random slug',
+  },
   '/app/sign-in': { methods: ['GET', 'HEAD', 'POST'], answers: 'html', why: 'where a session starts (double-submit CSRF cookie)' },
   '/app/sign-up': { methods: ['GET', 'HEAD', 'POST'], answers: 'html', why: 'where an account starts (404 unless ALLOW_SIGNUP)' },
 };

@@ -357,7 +357,22 @@ describe('dashboard pages', () => {
     await markChecked(cp.db.sql, m.id, 1);
     const page = `/app/monitors/${m.id}`;
     await web.submit(page, `${page}/badge`, {});
-    const slug = /src="\/badge\/([A-Za-z0-9_-]{22})\.svg"/.exec((await web.get(page)).text)![1]!;
+    const card = (await web.get(page)).text;
+    const slug = /src="\/badge\/([A-Za-z0-9_-]{22})\/status\.svg"/.exec(card)![1]!;
+    // Each kind with its image and snippets to copy, and the Shields endpoint.
+    assert.deepEqual(
+      [...card.matchAll(/data-badge="([a-z]+)"/g)].map((x) => x[1]),
+      ['status', 'uptime', 'response'],
+    );
+    const publicUrl = `${cp.config.PUBLIC_URL}/badge/${slug}`;
+    assert.ok(card.includes(`data-copy="![Badge &lt;me&gt; status](${publicUrl}/status.svg)"`), 'Markdown of the status badge');
+    assert.ok(
+      card.includes(
+        `data-copy="&lt;img src=&quot;${publicUrl}/uptime.svg&quot; alt=&quot;Badge &lt;me&gt; uptime over 30 days&quot; height=&quot;20&quot;&gt;"`,
+      ),
+      'HTML of the uptime badge',
+    );
+    assert.ok(card.includes(`https://img.shields.io/endpoint?url=${encodeURIComponent(`${publicUrl}/status.json`)}`));
     const svg = await fetch(`${cp.url}/badge/${slug}.svg`);
     assert.equal(svg.status, 200);
     assert.equal(svg.headers.get('content-type'), 'image/svg+xml; charset=utf-8');
@@ -365,14 +380,25 @@ describe('dashboard pages', () => {
     const body = await svg.text();
     assert.match(body, /Badge &lt;me&gt;/);
     assert.match(body, />up · 100%</);
+    for (const file of ['status.svg', 'uptime.svg', 'response.svg', 'status.json']) {
+      assert.equal((await fetch(`${cp.url}/badge/${slug}/${file}`)).status, 200, file);
+    }
 
     const h = await heartbeat('Nightly');
     await web.submit(`/app/heartbeats/${h.id}`, `/app/heartbeats/${h.id}/badge`, {});
-    const hslug = /src="\/badge\/([A-Za-z0-9_-]{22})\.svg"/.exec((await web.get(`/app/heartbeats/${h.id}`)).text)![1]!;
+    const hcard = (await web.get(`/app/heartbeats/${h.id}`)).text;
+    const hslug = /src="\/badge\/([A-Za-z0-9_-]{22})\/status\.svg"/.exec(hcard)![1]!;
+    assert.deepEqual(
+      [...hcard.matchAll(/data-badge="([a-z]+)"/g)].map((x) => x[1]),
+      ['status', 'uptime'],
+      'a heartbeat has no response time',
+    );
     assert.match(await (await fetch(`${cp.url}/badge/${hslug}.svg`)).text(), />new</);
+    assert.match(await (await fetch(`${cp.url}/badge/${hslug}/status.svg`)).text(), /<title>Nightly: pending<\/title>/);
 
     await web.submit(page, `${page}/badge/delete`, {});
     assert.equal((await fetch(`${cp.url}/badge/${slug}.svg`)).status, 404);
+    assert.equal((await fetch(`${cp.url}/badge/${slug}/status.svg`)).status, 404);
   });
 
   it('creates a webhook integration, sends a test to it and shows the delivery', async () => {

@@ -27,3 +27,22 @@ export async function statusChanges(sql: Sql, heartbeatId: string, limit: number
     at: formatTimestamp(r.at),
   }));
 }
+
+/**
+ * The heartbeat's down and up transitions recorded since `since` (by when they were recorded), at
+ * most `limit` of the newest, oldest first: what its uptime is summed from.
+ */
+export async function downUpChanges(
+  sql: Sql,
+  heartbeatId: string,
+  since: Date,
+  limit: number,
+): Promise<{ kind: 'down' | 'up'; at: Date }[]> {
+  const rows = await sql<{ kind: string; at: string }[]>`
+    select kind, payload ->> 'occurred_at' as at
+    from outbox_events
+    where (payload #>> '{subject,id}') = ${heartbeatId} and kind in ('heartbeat.down', 'heartbeat.up') and created_at > ${since}
+    order by created_at desc
+    limit ${limit}`;
+  return rows.reverse().map((r) => ({ kind: r.kind === 'heartbeat.down' ? 'down' : 'up', at: new Date(r.at) }));
+}

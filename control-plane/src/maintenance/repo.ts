@@ -170,3 +170,19 @@ export async function closeOccurrence(tx: Db, windowId: string, at: Date): Promi
 export async function reviewHeldAlerts(db: Db, projectId: string, now: Date): Promise<void> {
   await db`update held_alerts set release_at = ${now} where project_id = ${projectId} and status = 'held' and release_at > ${now}`;
 }
+
+/** The runs that covered a monitor or a heartbeat of the project between two instants, cut to them. */
+export async function occurrencesOf(
+  db: Db,
+  projectId: string,
+  subject: { type: 'monitor' | 'heartbeat'; id: string },
+  from: Date,
+  to: Date,
+): Promise<{ starts_at: Date; ends_at: Date }[]> {
+  const rows = await db<{ starts_at: string; ends_at: string }[]>`
+    select greatest(starts_at, ${from}) as starts_at, least(ends_at, ${to}) as ends_at from maintenance_occurrences
+    where project_id = ${projectId} and ends_at > ${from} and starts_at < ${to}
+      and (whole_project or ${subject.id}::uuid = any(${subject.type === 'monitor' ? db`monitor_ids` : db`heartbeat_ids`}))
+    order by starts_at`;
+  return rows.map((r) => ({ starts_at: instant(r.starts_at), ends_at: instant(r.ends_at) }));
+}

@@ -264,6 +264,19 @@ export async function subjectMaintenance(
   return next && view(next.w, false, next.start);
 }
 
+/** When maintenance covered a monitor or a heartbeat between two instants, as [start, end] in ms, oldest first. */
+export async function maintenanceSpans(
+  ctx: ApiContext,
+  p: Principal,
+  projectId: string,
+  subject: { type: 'monitor' | 'heartbeat'; id: string },
+  from: Date,
+  to: Date,
+): Promise<[number, number][]> {
+  requireProject(p, projectId);
+  return (await repo.occurrencesOf(ctx.sql, projectId, subject, from, to)).map((o) => [o.starts_at.getTime(), o.ends_at.getTime()]);
+}
+
 /** What a status page announces: a window of the project running now or starting within ANNOUNCE_DAYS. */
 export interface Announcement {
   name: string;

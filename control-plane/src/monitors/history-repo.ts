@@ -383,3 +383,34 @@ export async function recentIncidents(
     kind: causeKind(r.cause),
   }));
 }
+
+/**
+ * Uptime of one monitor of the project over the trailing `seconds` (since creation when younger),
+ * percent: the same sum over incidents, maintenance left out, as a monitor's `uptime`. Undefined
+ * when the monitor is not of the project.
+ */
+export async function uptimeOver(sql: Sql, projectId: string, monitorId: string, seconds: number, now: Date): Promise<number | undefined> {
+  const ts = now.toISOString();
+  const [row] = await sql<{ down: number; span: number }[]>`
+    select (extract(epoch from (${ts}::timestamptz - w.since)) - multirange_seconds(mw.ranges))::float8 as span,
+      monitor_down_seconds(m.id, w.since, ${ts}::timestamptz, mw.ranges) as down
+    from monitors m
+    cross join lateral (select greatest(m.created_at, ${ts}::timestamptz - make_interval(secs => ${seconds})) as since) w
+    cross join lateral (select maintenance_ranges(m.project_id, m.id, w.since, ${ts}::timestamptz) as ranges) mw
+    where m.id = ${monitorId} and m.project_id = ${projectId}`;
+  return row && uptimePercent(row.down, row.span);
+}
+
+/**
+ * The mean or the 95th percentile of the response time of a monitor's successful checks over the
+ * trailing `seconds`, in ms, from raw results (a percentile cannot be had from hourly sums); null
+ * without a successful check. A failed check's time is its timeout, not a response time.
+ */
+export async function responseTime(sql: Sql, monitorId: string, seconds: number, stat: 'avg' | 'p95', now: Date): Promise<number | null> {
+  const since = new Date(now.getTime() - seconds * 1000);
+  const [row] = await sql<{ ms: number | null }[]>`
+    select ${stat === 'avg' ? sql`avg(total_ms)` : sql`percentile_cont(0.95) within group (order by total_ms)`}::float8 as ms
+    from check_results
+    where monitor_id = ${monitorId} and scheduled_at > ${since} and scheduled_at <= ${now} and ok`;
+  return row?.ms ?? null;
+}

@@ -1,4 +1,5 @@
 import { requireProject, type Principal } from '../accounts/bearer.ts';
+import { notFound } from '../platform/errors.ts';
 import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
 import * as repo from './history-repo.ts';
@@ -72,6 +73,20 @@ export async function projectRecentIncidents(
 ) {
   requireProject(p, projectId);
   return repo.recentIncidents(ctx.sql, projectId, monitorIds, ctx.now(), days);
+}
+
+/** Uptime of one monitor of the project over the trailing `seconds`, percent (a badge's). */
+export async function monitorUptimeOver(ctx: ApiContext, p: Principal, projectId: string, id: string, seconds: number) {
+  requireProject(p, projectId);
+  const uptime = await repo.uptimeOver(ctx.sql, projectId, id, seconds, ctx.now());
+  if (uptime === undefined) throw notFound();
+  return uptime;
+}
+
+/** Mean or 95th percentile response time of a monitor's successful checks over the trailing `seconds`, ms; null without one. */
+export async function monitorResponseTime(ctx: ApiContext, p: Principal, id: string, seconds: number, stat: 'avg' | 'p95') {
+  await requireMonitor(ctx, p, id);
+  return repo.responseTime(ctx.sql, id, seconds, stat, ctx.now());
 }
 
 /** The project's ongoing incidents, newest first. */

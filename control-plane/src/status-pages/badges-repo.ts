@@ -60,3 +60,33 @@ export async function findBadge(sql: Sql, slug: string): Promise<FoundBadge | un
     where b.slug = ${slug}`;
   return row?.project_id ? row : undefined;
 }
+
+/** A public page by its address, and the component of it showing this monitor or heartbeat (null: none). */
+export interface FoundPageComponent {
+  project_id: string;
+  /** The page has groups or components; false: it shows every monitor and heartbeat of its project. */
+  configured: boolean;
+  component: { type: 'monitor' | 'heartbeat'; id: string; display_name: string | null } | null;
+}
+
+export async function findPageComponent(sql: Sql, pageSlug: string, subjectId: string): Promise<FoundPageComponent | undefined> {
+  const [row] = await sql<
+    (Omit<FoundPageComponent, 'component'> & { monitor_id: string | null; heartbeat_id: string | null; display_name: string | null })[]
+  >`
+    select p.project_id,
+      exists (select 1 from status_page_groups g where g.status_page_id = p.id)
+        or exists (select 1 from status_page_components c where c.status_page_id = p.id) as configured,
+      c.monitor_id, c.heartbeat_id, c.display_name
+    from status_pages p
+    left join status_page_components c on c.status_page_id = p.id and c.group_id is not null
+      and (c.monitor_id = ${subjectId}::uuid or c.heartbeat_id = ${subjectId}::uuid)
+    where p.slug = ${pageSlug}
+    limit 1`;
+  if (!row) return undefined;
+  const id = row.monitor_id ?? row.heartbeat_id;
+  return {
+    project_id: row.project_id,
+    configured: row.configured,
+    component: id ? { type: row.monitor_id ? 'monitor' : 'heartbeat', id, display_name: row.display_name } : null,
+  };
+}

@@ -1,14 +1,5 @@
+import { badgeColors, type Badge } from '../status-pages/badge-values.ts';
 import { escapeHtml } from './html.ts';
-
-const colors: Record<string, string> = {
-  up: '#1b9e55',
-  down: '#d33a32',
-  late: '#c9790d',
-  running: '#2f6fd0',
-  paused: '#6b7685',
-  pending: '#8a95a3',
-  new: '#8a95a3',
-};
 
 // Verdana 11px, which badges are drawn in, averages about 6.5 px a character; wide letters more.
 function textWidth(text: string): number {
@@ -17,23 +8,56 @@ function textWidth(text: string): number {
   return Math.ceil(w);
 }
 
-/** A status badge in the familiar two-part style: label on grey, status on its colour. */
-export function badgeSvg(label: string, status: string, detail?: string): string {
-  const left = label.length > 40 ? `${label.slice(0, 39)}…` : label;
-  const right = detail ? `${status} · ${detail}` : status;
-  const lw = textWidth(left) + 12;
-  const rw = textWidth(right) + 12;
-  const w = lw + rw;
-  const color = colors[status] ?? colors.pending!;
-  const l = escapeHtml(left);
-  const r = escapeHtml(right);
+/** One side of the badge: a shadow one pixel down (hidden from screen readers), then the text, stretched to the width measured. */
+function text(value: string, x: number, width: number): string {
+  const v = escapeHtml(value);
   return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="20" role="img" aria-label="${l}: ${r}"><title>${l}: ${r}</title>` +
+    `<text aria-hidden="true" x="${x}" y="15" fill="#010101" fill-opacity=".3" textLength="${width}">${v}</text>` +
+    `<text x="${x}" y="14" textLength="${width}">${v}</text>`
+  );
+}
+
+/**
+ * A badge in the flat style of shields.io: the label on grey, the message on its colour, white
+ * text (every colour of badge-values.ts holds 4.5:1 against it). Named for screen readers by its
+ * `<title>` and `aria-label` ("label: message"); an empty label draws the message alone.
+ */
+export function renderBadge(b: Badge): string {
+  const lt = b.label === '' ? 0 : textWidth(b.label);
+  const mt = textWidth(b.message);
+  const lw = b.label === '' ? 0 : lt + 12;
+  const mw = mt + 12;
+  const w = lw + mw;
+  const name = escapeHtml(b.label === '' ? b.message : `${b.label}: ${b.message}`);
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="20" role="img" aria-label="${name}"><title>${name}</title>` +
     `<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient>` +
     `<clipPath id="r"><rect width="${w}" height="20" rx="3" fill="#fff"/></clipPath>` +
-    `<g clip-path="url(#r)"><rect width="${lw}" height="20" fill="#555"/><rect x="${lw}" width="${rw}" height="20" fill="${color}"/><rect width="${w}" height="20" fill="url(#s)"/></g>` +
-    `<g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">` +
-    `<text x="${lw / 2}" y="15" fill="#010101" fill-opacity=".3">${l}</text><text x="${lw / 2}" y="14">${l}</text>` +
-    `<text x="${lw + rw / 2}" y="15" fill="#010101" fill-opacity=".3">${r}</text><text x="${lw + rw / 2}" y="14">${r}</text></g></svg>`
+    `<g clip-path="url(#r)">${lw > 0 ? `<rect width="${lw}" height="20" fill="${badgeColors.label}"/>` : ''}<rect x="${lw}" width="${mw}" height="20" fill="${b.color}"/>` +
+    `<rect width="${w}" height="20" fill="url(#s)"/></g>` +
+    `<g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" text-rendering="geometricPrecision" font-size="11">` +
+    (lw > 0 ? text(b.label, lw / 2, lt) : '') +
+    text(b.message, lw + mw / 2, mt) +
+    `</g></svg>`
   );
+}
+
+const legacyColors: Record<string, string> = {
+  up: badgeColors.green,
+  down: badgeColors.red,
+  late: badgeColors.amber,
+  running: badgeColors.blue,
+  paused: badgeColors.grey,
+};
+
+/**
+ * The first badge (`/badge/<slug>.svg`): the subject's name, its own status word and, for a
+ * monitor, its 30-day uptime. Addresses in READMEs keep showing what they showed.
+ */
+export function badgeSvg(label: string, status: string, detail?: string): string {
+  return renderBadge({
+    label: label.length > 40 ? `${label.slice(0, 39)}…` : label,
+    message: detail ? `${status} · ${detail}` : status,
+    color: legacyColors[status] ?? badgeColors.grey,
+  });
 }

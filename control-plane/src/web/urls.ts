@@ -27,5 +27,6 @@ export const urls = {
   project: '/app/settings/project',
   statusPage: (slug: string) => `/status/${slug}`,
   badge: (slug: string) => `/badge/${slug}.svg`,
+  badgeFile: (slug: string, file: string) => `/badge/${slug}/${file}`,
   asset: (name: string, version: string) => `/assets/${name}?v=${version}`,
 } as const;

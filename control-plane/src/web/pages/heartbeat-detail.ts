@@ -293,7 +293,7 @@ export function heartbeatDetailRoutes(app: App, deps: WebDeps): void {
                 </dl>
               </div>
             </div>
-            ${badgeCard(deps, csrf, base, slug)}
+            ${badgeCard(deps, csrf, base, slug, { type: 'heartbeat', name: hb.name })}
           </div>`,
       ),
     );

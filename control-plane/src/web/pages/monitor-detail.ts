@@ -297,7 +297,9 @@ export function monitorDetailRoutes(app: App, deps: WebDeps): void {
           ${maintenanceNote(covered)}
           <div data-live="${base}?fragment=1&amp;range=${range}" data-live-every="5000">${body}</div>
           ${alertPanel({ base, csrf, open, snoozedUntil: monitor.snoozed_until })} ${expiryCards(monitor, now)}
-          <div class="two-col">${details(monitor, names)}${badgeCard(deps, csrf, base, slug)}</div>`,
+          <div class="two-col">
+            ${details(monitor, names)}${badgeCard(deps, csrf, base, slug, { type: 'monitor', name: monitor.name })}
+          </div>`,
       ),
     );
   });
