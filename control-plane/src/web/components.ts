@@ -41,7 +41,11 @@ export function postButton(opts: {
 }
 
 export function copyRow(value: string, label = 'Copy', testId?: string): Html {
-  return html`<div class="copy-row"><code${testId ? html` data-testid="${testId}"` : ''}>${value}</code><button type="button" class="btn btn-sm" data-copy="${value}">${label}</button></div>`;
+  // The value scrolls sideways when long: focusable, so a keyboard can scroll it too.
+  return html`<div class="copy-row">
+    <code tabindex="0" ${testId ? html` data-testid="${testId}"` : ''}>${value}</code
+    ><button type="button" class="btn btn-sm" data-copy="${value}">${label}</button>
+  </div>`;
 }
 
 /** A multi-line snippet (a crontab line, a config) with a copy button. */
