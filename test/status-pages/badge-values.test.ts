@@ -15,6 +15,7 @@ import {
   type BadgeStatus,
   type ParsedBadge,
 } from '../../control-plane/src/status-pages/badge-values.ts';
+import { figureMemo } from '../../control-plane/src/status-pages/badges.ts';
 import type { ComponentState } from '../../control-plane/src/status-pages/overall.ts';
 import type { HeartbeatStatus } from '../../control-plane/src/heartbeats/state.ts';
 
@@ -168,4 +169,51 @@ describe('what a badge says', () => {
       assert.ok(ratio >= 4.5, `${hex}: ${ratio.toFixed(2)}:1`);
     });
   }
+});
+
+describe('remembering figures of badges', () => {
+  const setup = (max = 10) => {
+    let now = 0;
+    let computed = 0;
+    const memo = figureMemo({ ttlMs: 60_000, max, now: () => now });
+    const figure = (key: string, value = 1) =>
+      memo(key, async () => {
+        computed++;
+        return value;
+      });
+    return { memo, figure, at: (t: number) => (now = t), computed: () => computed };
+  };
+
+  it('computes a figure once while it is fresh, and again once it is not', async () => {
+    const s = setup();
+    assert.equal(await s.figure('a', 1), 1);
+    s.at(59_999);
+    assert.equal(await s.figure('a', 2), 1, 'fresh: the same');
+    assert.equal(s.computed(), 1);
+    s.at(60_000);
+    assert.equal(await s.figure('a', 2), 2, 'stale: computed again');
+    assert.equal(s.computed(), 2);
+  });
+
+  it('shares one computation among requests that come while it runs', async () => {
+    const s = setup();
+    const [x, y] = await Promise.all([s.figure('a', 7), s.figure('a', 8)]);
+    assert.deepEqual([x, y, s.computed()], [7, 7, 1]);
+  });
+
+  it('does not remember a failure', async () => {
+    const s = setup();
+    await assert.rejects(s.memo('a', () => Promise.reject(new Error('database gone'))));
+    assert.equal(await s.figure('a', 3), 3);
+  });
+
+  it('keeps at most so many figures, the oldest going first', async () => {
+    const s = setup(2);
+    await s.figure('a', 1);
+    await s.figure('b', 2);
+    await s.figure('c', 3);
+    assert.equal(s.computed(), 3);
+    assert.equal(await s.figure('c', 30), 3, 'the newest kept');
+    assert.equal(await s.figure('a', 10), 10, 'the oldest forgotten');
+  });
 });

@@ -100,6 +100,34 @@ export async function pageComponentTarget(ctx: ApiContext, pageSlug: string, com
 
 export type BadgeAnswer = { ok: true; badge: Badge } | { ok: false; status: 400 | 404; message: string };
 
+/** Gives a figure by its key: computed once, then the same while it is fresh. */
+export type FigureMemo = (key: string, compute: () => Promise<number | null>) => Promise<number | null>;
+
+/**
+ * Remembers figures over days (uptime, response time) for `ttlMs`, at most `max` of them (the
+ * oldest go first): a p95 over 30 days sorts a month of checks, and a public address, whatever its
+ * query, must not be a lever on the database. Requests that come while one is computed share it;
+ * a failure is not remembered.
+ */
+export function figureMemo(opts: { ttlMs: number; max: number; now: () => number }): FigureMemo {
+  const entries = new Map<string, { at: number; value: Promise<number | null> }>();
+  return (key, compute) => {
+    const t = opts.now();
+    const hit = entries.get(key);
+    if (hit && t - hit.at < opts.ttlMs) return hit.value;
+    entries.delete(key);
+    while (entries.size >= opts.max) entries.delete(entries.keys().next().value!);
+    const entry = { at: t, value: compute() };
+    entries.set(key, entry);
+    entry.value.catch(() => {
+      if (entries.get(key) === entry) entries.delete(key);
+    });
+    return entry.value;
+  };
+}
+
+const computeNow: FigureMemo = (_key, compute) => compute();
+
 /** Whether a maintenance window covers the subject now, as its status page reads it. */
 async function inMaintenance(ctx: ApiContext, t: BadgeTarget): Promise<boolean> {
   return (await announcements(ctx, t.projectId)).some(
@@ -110,7 +138,7 @@ async function inMaintenance(ctx: ApiContext, t: BadgeTarget): Promise<boolean> 
 }
 
 /** A badge of the target as asked: its status in the status page's words, its uptime or its response time over the window. */
-export async function drawBadge(ctx: ApiContext, t: BadgeTarget, request: BadgeRequest): Promise<BadgeAnswer> {
+export async function drawBadge(ctx: ApiContext, t: BadgeTarget, request: BadgeRequest, figures = computeNow): Promise<BadgeAnswer> {
   const p = projectPrincipal(t.projectId);
   const { type, id } = t.subject;
   const [state] =
@@ -130,10 +158,9 @@ export async function drawBadge(ctx: ApiContext, t: BadgeTarget, request: BadgeR
     return { ok: true, badge: statusBadge(label, status) };
   }
   if (request.kind === 'uptime') {
-    const uptime =
-      type === 'monitor'
-        ? await monitorUptimeOver(ctx, p, t.projectId, id, seconds)
-        : await heartbeatUptimeOver(ctx, p, t.projectId, id, seconds);
+    const uptime = await figures(`${type}:${id}:uptime:${request.window}`, () =>
+      type === 'monitor' ? monitorUptimeOver(ctx, p, t.projectId, id, seconds) : heartbeatUptimeOver(ctx, p, t.projectId, id, seconds),
+    );
     return { ok: true, badge: uptimeBadge(label, uptime) };
   }
   if (type === 'heartbeat') return { ok: false, status: 404, message: 'A heartbeat has no response time: use status or uptime.' };
@@ -144,5 +171,8 @@ export async function drawBadge(ctx: ApiContext, t: BadgeTarget, request: BadgeR
       .map(([w]) => w);
     return { ok: false, status: 400, message: `window: checks are kept ${kept} days; use ${fit.join(', ') || 'a shorter window'}.` };
   }
-  return { ok: true, badge: responseBadge(label, await monitorResponseTime(ctx, p, id, seconds, request.stat)) };
+  const ms = await figures(`${type}:${id}:response:${request.window}:${request.stat}`, () =>
+    monitorResponseTime(ctx, p, id, seconds, request.stat),
+  );
+  return { ok: true, badge: responseBadge(label, ms) };
 }

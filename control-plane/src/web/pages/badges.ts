@@ -10,6 +10,7 @@ import {
   createBadge,
   deleteBadge,
   drawBadge,
+  figureMemo,
   findBadge,
   pageComponentTarget,
   type BadgeSubject,
@@ -113,11 +114,15 @@ function sendBadge(req: FastifyRequest, reply: FastifyReply, request: BadgeReque
   return sendBody(req, reply, JSON.stringify(endpointJson(badge)), 'application/json; charset=utf-8', cacheControl);
 }
 
+/** How long an uptime or a response time is reused, in this process, for every request of that badge (whatever its query). */
+const FIGURES_FRESH_MS = 60_000;
+
 const slugPattern = /^[A-Za-z0-9_-]{22}$/;
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function badgeRoutes(app: App, deps: WebDeps): void {
   const { ctx } = deps;
+  const figures = figureMemo({ ttlMs: FIGURES_FRESH_MS, max: 10_000, now: () => ctx.now().getTime() });
 
   app.get('/badge/:file', async (req, reply) => {
     const file = (req.params as { file: string }).file;
@@ -143,7 +148,7 @@ export function badgeRoutes(app: App, deps: WebDeps): void {
     if (!parsed.ok) return text(reply, parsed.status, parsed.message);
     const target = await find();
     if (!target) return text(reply, 404, 'No badge at this address.');
-    const drawn = await drawBadge(ctx, target, parsed.request);
+    const drawn = await drawBadge(ctx, target, parsed.request, figures);
     if (!drawn.ok) return text(reply, drawn.status, drawn.message);
     return sendBadge(req, reply, parsed.request, drawn.badge);
   }
