@@ -13,7 +13,12 @@ export function dataTable(columns: readonly Column[], rows: readonly Html[], opt
     <table${opts.className ? html` class="${opts.className}"` : ''}>
       <thead>
         <tr>
-          ${columns.map((c) => (typeof c === 'string' ? html`<th>${c}</th>` : html`<th class="${c[1]}">${c[0]}</th>`))}
+          ${columns.map((c) =>
+            // A column without a heading (its buttons) still names itself to screen readers.
+            typeof c === 'string'
+              ? html`<th>${c === '' ? html`<span class="sr-only">Actions</span>` : c}</th>`
+              : html`<th class="${c[1]}">${c[0]}</th>`,
+          )}
         </tr>
       </thead>
       <tbody>
