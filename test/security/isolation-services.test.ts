@@ -58,6 +58,7 @@ describe('tenancy of the projects, status pages, badge, token and history servic
         title: 'Owned',
         description: '',
         groups: [{ name: 'Site', components: [{ type: 'monitor', id: monitorId, description: '' }] }],
+        auto_publish_incidents: false,
       })
     ).id;
   });
@@ -73,7 +74,13 @@ describe('tenancy of the projects, status pages, badge, token and history servic
     await assert.rejects(statusPages.changeStatusPageAddress(ctx, p, statusPageId), refusedWith('NOT_FOUND'));
     await assert.rejects(statusPages.deleteStatusPage(ctx, p, statusPageId), refusedWith('NOT_FOUND'));
     await assert.rejects(
-      statusPages.createStatusPage(ctx, p, { project_id: owner.project_id, title: 'Inside', description: '', groups: [] }),
+      statusPages.createStatusPage(ctx, p, {
+        project_id: owner.project_id,
+        title: 'Inside',
+        description: '',
+        groups: [],
+        auto_publish_incidents: false,
+      }),
       refusedWith('FORBIDDEN'),
     );
     // The owner's monitor, put on a page of one's own project, is refused as not of that project.
@@ -83,6 +90,7 @@ describe('tenancy of the projects, status pages, badge, token and history servic
         title: 'Mine',
         description: '',
         groups: [{ name: 'Theirs', components: [{ type: 'monitor', id: monitorId, description: '' }] }],
+        auto_publish_incidents: false,
       }),
       (err: unknown) =>
         refusedWith('VALIDATION')(err) && Object.keys((err as { errors: object }).errors).join() === 'groups.0.components.0.id',
