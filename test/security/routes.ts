@@ -61,6 +61,8 @@ export const publicRoutes: Record<string, PublicRoute> = {
   },
   '/assets/:name': { methods: getHead, answers: 'file', why: 'stylesheet, script and icon of the dashboard' },
   '/status/:slug': { methods: getHead, answers: 'html', why: 'public status page at a 128-bit random slug, opt-in' },
+  '/status/:slug/history': { methods: getHead, answers: 'html', why: "a public status page's published incidents by month, at its slug" },
+  '/status/:slug/incidents/:id': { methods: getHead, answers: 'html', why: "a public status page's published incident, at its slug" },
   '/badge/:file': { methods: getHead, answers: 'file', why: 'status badge at a 128-bit random slug, opt-in' },
   '/app/sign-in': { methods: ['GET', 'HEAD', 'POST'], answers: 'html', why: 'where a session starts (double-submit CSRF cookie)' },
   '/app/sign-up': { methods: ['GET', 'HEAD', 'POST'], answers: 'html', why: 'where an account starts (404 unless ALLOW_SIGNUP)' },

@@ -29,6 +29,7 @@ import { tokenRoutes } from './pages/tokens.ts';
 import { memberRoutes } from './pages/members.ts';
 import { projectSettingsRoutes } from './pages/project-settings.ts';
 import { statusPageRoutes } from './pages/status-page.ts';
+import { statusPageHistoryRoutes } from './pages/status-page-history.ts';
 import { statusPagesRoutes } from './pages/status-pages.ts';
 import { statusPageFormRoutes } from './pages/status-page-form.ts';
 import { badgeActionRoutes, badgeRoutes } from './pages/badges.ts';
@@ -84,6 +85,7 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
 
     assetRoutes(web, assets.files);
     statusPageRoutes(web, deps);
+    statusPageHistoryRoutes(web, deps);
     badgeRoutes(web, deps);
     alertLinkRoutes(web, deps);
     signInRoutes(web, deps);

@@ -26,6 +26,10 @@ export const urls = {
   members: '/app/settings/members',
   project: '/app/settings/project',
   statusPage: (slug: string) => `/status/${slug}`,
+  statusHistory: (slug: string, month?: string) => `/status/${slug}/history${month ? `?month=${month}` : ''}`,
+  statusIncident: (slug: string, id: string) => `/status/${slug}/incidents/${id}`,
+  statusPageIncidents: (pageId: string) => `/app/status-pages/${pageId}/incidents`,
+  statusPageIncident: (pageId: string, id: string) => `/app/status-pages/${pageId}/incidents/${id}`,
   badge: (slug: string) => `/badge/${slug}.svg`,
   asset: (name: string, version: string) => `/assets/${name}?v=${version}`,
 } as const;

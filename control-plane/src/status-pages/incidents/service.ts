@@ -226,6 +226,8 @@ export interface PublicIncident {
   updates: { status: IncidentStatus; message: string; at: string }[];
   /** Markdown; null unless published. */
   postmortem: string | null;
+  /** The monitor's outage it was drafted from (the page shows that outage as this incident); never shown. */
+  monitor_incident_id: string | null;
 }
 
 async function publicViews(ctx: ApiContext, incidents: readonly repo.IncidentRecord[], names: ShownNames): Promise<PublicIncident[]> {
@@ -239,6 +241,7 @@ async function publicViews(ctx: ApiContext, incidents: readonly repo.IncidentRec
     components: i.components.map((c) => c.name).filter((n): n is string => n !== null),
     updates: i.updates.map((u) => ({ status: u.status, message: u.message, at: u.at })),
     postmortem: i.postmortem_published && i.postmortem.trim() !== '' ? i.postmortem : null,
+    monitor_incident_id: i.source?.monitor_incident_id ?? null,
   }));
 }
 
