@@ -9,6 +9,7 @@ import type { ApiContext } from '../../control-plane/src/platform/http/context.t
 import { listMembers } from '../../control-plane/src/projects/members.ts';
 import * as projects from '../../control-plane/src/projects/service.ts';
 import * as badges from '../../control-plane/src/status-pages/badges.ts';
+import * as incidents from '../../control-plane/src/status-pages/incidents/service.ts';
 import * as statusPages from '../../control-plane/src/status-pages/service.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -99,6 +100,37 @@ describe('tenancy of the projects, status pages, badge, token and history servic
     const mine = await statusPages.getStatusPage(ctx, principalOf(owner), statusPageId);
     assert.equal(mine.title, 'Owned', 'the page is unchanged');
     assert.equal(mine.groups[0]!.components[0]!.id, monitorId);
+  });
+
+  it("refuses another tenant's status page incidents, in every verb", async () => {
+    const mine = await incidents.createIncident(ctx, principalOf(owner), statusPageId, {
+      title: 'Owned incident',
+      impact: 'minor',
+      status: 'investigating',
+      message: 'x',
+      components: [],
+      published: false,
+    });
+    const p = principalOf(other);
+    const refused = refusedWith('NOT_FOUND');
+    await assert.rejects(incidents.listIncidents(ctx, p, statusPageId, {}, { page: 1, per_page: 10 }), refused);
+    await assert.rejects(incidents.getIncident(ctx, p, statusPageId, mine.id), refused);
+    await assert.rejects(
+      incidents.createIncident(ctx, p, statusPageId, {
+        title: 'Inside',
+        impact: 'minor',
+        status: 'investigating',
+        message: 'x',
+        components: [],
+        published: true,
+      }),
+      refused,
+    );
+    await assert.rejects(incidents.updateIncident(ctx, p, statusPageId, mine.id, { published: true }), refused);
+    await assert.rejects(incidents.postIncidentUpdate(ctx, p, statusPageId, mine.id, { status: 'resolved', message: 'x' }), refused);
+    await assert.rejects(incidents.deleteIncident(ctx, p, statusPageId, mine.id), refused);
+    const after = await incidents.getIncident(ctx, principalOf(owner), statusPageId, mine.id);
+    assert.deepEqual(after, mine, 'unchanged');
   });
 
   it("does not show, make or remove the badge of another tenant's monitor", async () => {

@@ -32,6 +32,8 @@ import { statusPageRoutes } from './pages/status-page.ts';
 import { statusPageHistoryRoutes } from './pages/status-page-history.ts';
 import { statusPagesRoutes } from './pages/status-pages.ts';
 import { statusPageFormRoutes } from './pages/status-page-form.ts';
+import { statusPageIncidentsRoutes } from './pages/status-page-incidents.ts';
+import { statusPageIncidentRoutes } from './pages/status-page-incident.ts';
 import { badgeActionRoutes, badgeRoutes } from './pages/badges.ts';
 import { switchRoutes } from './pages/switch.ts';
 import { triggerRoutes } from './pages/triggers.ts';
@@ -117,6 +119,8 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       maintenanceFormRoutes(signedIn, deps);
       statusPagesRoutes(signedIn, deps);
       statusPageFormRoutes(signedIn, deps);
+      statusPageIncidentsRoutes(signedIn, deps);
+      statusPageIncidentRoutes(signedIn, deps);
       triggerRoutes(signedIn, deps);
       integrationRoutes(signedIn, deps);
       tokenRoutes(signedIn, deps);
