@@ -84,6 +84,16 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       },
       { prefix: '/app' },
     );
+    // So are addresses under /status: a status page's own addresses (its history, its incidents)
+    // answer a page whatever follows, even one a dot segment shortened to no route at all.
+    await web.register(
+      async (scope: App) => {
+        scope.setNotFoundHandler(async () => {
+          throw notFound();
+        });
+      },
+      { prefix: '/status' },
+    );
 
     assetRoutes(web, assets.files);
     statusPageRoutes(web, deps);

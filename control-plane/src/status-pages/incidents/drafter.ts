@@ -155,7 +155,8 @@ export async function startIncidentDrafter(opts: { sql: Sql; nc: NatsConnection;
       durable_name: DRAFTER_CONSUMER,
       filter_subject: opts.names.subjects.events,
       deliver_policy: DeliverPolicy.New,
-      ack_wait: nanos(30_000),
+      // A batch is applied in milliseconds; after a crash, what it held comes back this soon.
+      ack_wait: nanos(10_000),
       max_ack_pending: 2_000,
     },
     schema: DomainEvent,
