@@ -29,7 +29,8 @@ function pathOf(url: string): string {
     .replace('*', 'x.js');
 }
 
-const isDashboard = (path: string) => path.startsWith('/app/');
+/** Paths whose errors are pages: the dashboard's, and a public status page's (its history and incidents included). */
+const isDashboard = (path: string) => path.startsWith('/app/') || path.startsWith('/status/');
 
 interface Answer {
   status: number;
@@ -161,7 +162,7 @@ describe('methods a path does not have', () => {
   });
 
   it('keeps 404 for a path that does not exist, whatever the method or body, in the answer of its scope', async () => {
-    for (const path of ['/nope', '/monitors/x/y/z', '/app/nope', '/api/notify', '/heartbeat']) {
+    for (const path of ['/nope', '/monitors/x/y/z', '/app/nope', '/api/notify', '/heartbeat', '/status/x/y/z/w']) {
       for (const method of probeMethods) {
         const a = await ask(cp.url, method, path);
         assert.equal(a.status, 404, `${method} ${path}`);

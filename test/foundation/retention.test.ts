@@ -53,6 +53,9 @@ describe('retention of history', () => {
           values (${randomUUID()}, ${ada.project_id}, 'heartbeat', ${randomUUID()}, 'heartbeat.down', '{}', ${daysAgo(age)},
             ${daysAgo(age)}, ${status}, ${daysAgo(age)}, ${status === 'held' ? null : daysAgo(age)})`;
       }
+      await db.sql`
+        insert into status_page_outages (key, project_id, subject_type, subject_id, started_at, created_at)
+        values (${`monitor:${randomUUID()}`}, ${ada.project_id}, 'monitor', ${randomUUID()}, ${daysAgo(age)}, ${daysAgo(age)})`;
     }
     const deleted = await retention().run();
     assert.deepEqual(deleted, {
@@ -62,6 +65,7 @@ describe('retention of history', () => {
       'settled held alerts': 1,
       'trigger calls': 1,
       'expiry warnings of expired certificates and domains': 0,
+      'outages seen by the status page drafter': 1,
     });
     const held = await db.sql<{ status: string; age: number }[]>`
       select status, round(extract(epoch from (${now} - created_at)) / 86400)::int as age from held_alerts order by status, age`;

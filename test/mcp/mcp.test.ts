@@ -80,6 +80,7 @@ describe('the MCP endpoint', () => {
       'list_maintenance_windows',
       'list_status_pages',
       'get_status_page',
+      'list_status_page_incidents',
       'list_alerts',
       'preview_integration',
       'test_monitor',
@@ -99,6 +100,9 @@ describe('the MCP endpoint', () => {
       'create_status_page',
       'update_status_page',
       'delete_status_page',
+      'create_status_page_incident',
+      'update_status_page_incident',
+      'post_status_page_incident_update',
       'acknowledge_alert',
       'snooze_alert',
       'snooze_monitor',
@@ -111,6 +115,11 @@ describe('the MCP endpoint', () => {
     assert.equal(byName.get('create_monitor')!.annotations?.destructiveHint, false);
     assert.equal(byName.get('delete_status_page')!.annotations?.destructiveHint, true);
     assert.equal(byName.get('create_status_page')!.annotations?.destructiveHint, false);
+    assert.equal(byName.get('update_status_page_incident')!.annotations?.destructiveHint, true);
+    assert.equal(byName.get('post_status_page_incident_update')!.annotations?.destructiveHint, false);
+    const incident = byName.get('create_status_page_incident')!.inputSchema as any;
+    assert.deepEqual([...incident.required].sort(), ['message', 'status_page_id', 'title']);
+    assert.equal(incident.properties.message.maxLength, 10_000);
     assert.equal(byName.get('fire_trigger')!.annotations?.openWorldHint, true);
 
     // The REST API's schemas: the same fields, bounds and defaults.

@@ -31,7 +31,21 @@ import { openTestAlert } from '../harness/alerts.ts';
  * and the probes, plain text for ping URLs and files, an HTML page for the dashboard's pages.
  */
 const formFields = ['message', 'token', '_csrf', 'email', 'password', 'next', 'organization'];
-const queryFields = ['message', 'token', 'next', 'v', 'rid', 'fragment', 'expired', 'signed_out', 'url', 'window', 'stat', 'label'];
+const queryFields = [
+  'message',
+  'token',
+  'next',
+  'v',
+  'rid',
+  'fragment',
+  'expired',
+  'signed_out',
+  'url',
+  'window',
+  'stat',
+  'label',
+  'month',
+];
 
 describe('fuzzing every public route', () => {
   let cp: TestControlPlane;

@@ -45,6 +45,7 @@ interface Owned {
   integration: string;
   maintenance: string;
   statusPage: string;
+  statusIncident: string;
   token: string;
   member: string;
 }
@@ -70,7 +71,7 @@ describe('dashboard isolation matrix', () => {
 
   const fill = (url: string) => {
     const entry = paramFixtures.find(([re]) => re.test(url));
-    return entry ? url.replace(/:[A-Za-z]+/, owned[entry[1]]) : url;
+    return entry ? url.replace(/:[A-Za-z]+/, owned[entry[1]]).replace(':incidentId', owned.statusIncident) : url;
   };
 
   /** The owner's rows, whole: any change by a refused request shows here. */
@@ -91,6 +92,10 @@ describe('dashboard isolation matrix', () => {
           where s.project_id = ${owner.project_id}),
         (select string_agg(c::text, ',' order by c.id) from status_page_components c join status_pages s on s.id = c.status_page_id
           where s.project_id = ${owner.project_id}),
+        (select string_agg(i::text, ',' order by i.id) from status_page_incidents i join status_pages s on s.id = i.status_page_id
+          where s.project_id = ${owner.project_id}),
+        (select string_agg(u::text, ',' order by u.id) from status_page_incident_updates u join status_page_incidents i on i.id = u.incident_id
+          join status_pages s on s.id = i.status_page_id where s.project_id = ${owner.project_id}),
         (select string_agg(b.slug, ',' order by b.slug) from badges b where b.monitor_id = ${owned.monitor} or b.heartbeat_id = ${owned.heartbeat})
       )) as state`;
     return row!.state;
@@ -146,6 +151,7 @@ describe('dashboard isolation matrix', () => {
         })
       ).body.data.id,
       statusPage: '',
+      statusIncident: '',
       token: token!.id,
       member: carol.user_id,
     };
@@ -154,6 +160,13 @@ describe('dashboard isolation matrix', () => {
         project_id,
         title: `${marker}-status`,
         groups: [{ name: `${marker}-group`, components: [{ type: 'monitor', id: owned.monitor, display_name: `${marker}-shown` }] }],
+      })
+    ).body.data.id;
+    owned.statusIncident = (
+      await api('POST', `/status-pages/${owned.statusPage}/incidents`, {
+        title: `${marker}-incident`,
+        message: `${marker}-update`,
+        components: [{ type: 'monitor', id: owned.monitor }],
       })
     ).body.data.id;
   });

@@ -79,6 +79,12 @@ const fixtures: Record<string, Fixture> = {
   },
 };
 
+/** Valid bodies of posts below one resource (the owner's ids filled in), so that a refusal is about who asks. */
+const bodiesBelow: Record<string, Record<string, unknown>> = {
+  'POST /status-pages/:id/incidents': { title: 'Outage', message: 'Looking into it.' },
+  'POST /status-pages/:id/incidents/:incident_id/updates': { status: 'resolved', message: 'Fixed.' },
+};
+
 /** Collections that belong to no project: no project_id to refuse. */
 const deploymentWide = new Set(['/organizations', '/projects', '/regions']);
 
@@ -105,14 +111,17 @@ describe('tenant isolation matrix', () => {
       if (!fixture) continue;
       ids[kind] = kind === 'projects' ? owner.project_id : await fixture.create(api, owner.project_id, cp.db.sql);
     }
+    // An incident of the owner's status page, for the routes below it.
+    ids.incident = (await api('POST', `/status-pages/${ids['status-pages']}/incidents`, { title: 'Owned', message: 'x' })).body.data.id;
   });
   after(() => cp.stop());
 
-  const pathOf = (url: string) => url.replace(':id', ids[url.split('/')[1]!] ?? 'missing');
+  const pathOf = (url: string) =>
+    url.replace(':id', ids[url.split('/')[1]!] ?? 'missing').replace(':incident_id', ids.incident ?? 'missing');
   const bodyOf = (r: { method: string; url: string }) => {
     if (r.method === 'GET' || r.method === 'DELETE') return undefined;
     const kind = r.url.split('/')[1]!;
-    return r.url.includes(':id') ? {} : fixtures[kind]!.body(owner.project_id);
+    return r.url.includes(':id') ? (bodiesBelow[`${r.method} ${r.url}`] ?? {}) : fixtures[kind]!.body(owner.project_id);
   };
 
   it('has a fixture for every resource behind a token', () => {

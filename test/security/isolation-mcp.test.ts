@@ -25,6 +25,7 @@ interface Ids {
   trigger: string;
   window: string;
   statusPage: string;
+  incident: string;
   alert: string;
   integration: string;
 }
@@ -72,6 +73,16 @@ const toolCalls: Record<
   get_status_page: { args: (ids) => ({ id: ids.statusPage }), refused: 404 },
   create_status_page: { args: (ids) => ({ project_id: ids.project, title: 'intruder' }), refused: 403 },
   update_status_page: { args: (ids) => ({ id: ids.statusPage, changes: { title: 'intruder' } }), refused: 404 },
+  list_status_page_incidents: { args: (ids) => ({ status_page_id: ids.statusPage }), refused: 404 },
+  create_status_page_incident: { args: (ids) => ({ status_page_id: ids.statusPage, title: 'intruder', message: 'x' }), refused: 404 },
+  update_status_page_incident: {
+    args: (ids) => ({ status_page_id: ids.statusPage, incident_id: ids.incident, changes: { title: 'intruder', published: true } }),
+    refused: 404,
+  },
+  post_status_page_incident_update: {
+    args: (ids) => ({ status_page_id: ids.statusPage, incident_id: ids.incident, status: 'resolved', message: 'intruder' }),
+    refused: 404,
+  },
   delete_status_page: { args: (ids) => ({ id: ids.statusPage }), refused: 404 },
   list_alerts: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   acknowledge_alert: { args: (ids) => ({ id: ids.alert }), refused: 404 },
@@ -129,6 +140,10 @@ describe('MCP isolation matrix', () => {
         (select string_agg(s::text, ',' order by s.id) from status_pages s where s.project_id = ${owner.project_id}),
         (select string_agg(c::text, ',' order by c.id) from status_page_components c join status_pages s on s.id = c.status_page_id
           where s.project_id = ${owner.project_id}),
+        (select string_agg(i::text, ',' order by i.id) from status_page_incidents i join status_pages s on s.id = i.status_page_id
+          where s.project_id = ${owner.project_id}),
+        (select string_agg(u::text, ',' order by u.id) from status_page_incident_updates u join status_page_incidents i on i.id = u.incident_id
+          join status_pages s on s.id = i.status_page_id where s.project_id = ${owner.project_id}),
         (select string_agg(a::text, ',' order by a.id) from alerts a where a.project_id = ${owner.project_id})
       )) as state`;
     return row!.state;
@@ -169,6 +184,7 @@ describe('MCP isolation matrix', () => {
           groups: [{ name: `${marker}-group`, components: [{ type: 'heartbeat', id: heartbeat.id }] }],
         })
       ).body.data.id,
+      incident: '',
       integration: (
         await api('POST', '/integrations', {
           project_id,
@@ -178,6 +194,9 @@ describe('MCP isolation matrix', () => {
         })
       ).body.data.id,
     };
+    ids.incident = (
+      await api('POST', `/status-pages/${ids.statusPage}/incidents`, { title: `${marker}-incident`, message: `${marker}-update` })
+    ).body.data.id;
   });
   after(() => cp.stop());
 

@@ -11,6 +11,7 @@ import type { ApiContext } from '../../control-plane/src/platform/http/context.t
 import { listMembers } from '../../control-plane/src/projects/members.ts';
 import * as projects from '../../control-plane/src/projects/service.ts';
 import * as badges from '../../control-plane/src/status-pages/badges.ts';
+import * as incidents from '../../control-plane/src/status-pages/incidents/service.ts';
 import * as statusPages from '../../control-plane/src/status-pages/service.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -60,6 +61,7 @@ describe('tenancy of the projects, status pages, badge, token and history servic
         title: 'Owned',
         description: '',
         groups: [{ name: 'Site', components: [{ type: 'monitor', id: monitorId, description: '' }] }],
+        auto_publish_incidents: false,
       })
     ).id;
   });
@@ -75,7 +77,13 @@ describe('tenancy of the projects, status pages, badge, token and history servic
     await assert.rejects(statusPages.changeStatusPageAddress(ctx, p, statusPageId), refusedWith('NOT_FOUND'));
     await assert.rejects(statusPages.deleteStatusPage(ctx, p, statusPageId), refusedWith('NOT_FOUND'));
     await assert.rejects(
-      statusPages.createStatusPage(ctx, p, { project_id: owner.project_id, title: 'Inside', description: '', groups: [] }),
+      statusPages.createStatusPage(ctx, p, {
+        project_id: owner.project_id,
+        title: 'Inside',
+        description: '',
+        groups: [],
+        auto_publish_incidents: false,
+      }),
       refusedWith('FORBIDDEN'),
     );
     // The owner's monitor, put on a page of one's own project, is refused as not of that project.
@@ -85,6 +93,7 @@ describe('tenancy of the projects, status pages, badge, token and history servic
         title: 'Mine',
         description: '',
         groups: [{ name: 'Theirs', components: [{ type: 'monitor', id: monitorId, description: '' }] }],
+        auto_publish_incidents: false,
       }),
       (err: unknown) =>
         refusedWith('VALIDATION')(err) && Object.keys((err as { errors: object }).errors).join() === 'groups.0.components.0.id',
@@ -93,6 +102,37 @@ describe('tenancy of the projects, status pages, badge, token and history servic
     const mine = await statusPages.getStatusPage(ctx, principalOf(owner), statusPageId);
     assert.equal(mine.title, 'Owned', 'the page is unchanged');
     assert.equal(mine.groups[0]!.components[0]!.id, monitorId);
+  });
+
+  it("refuses another tenant's status page incidents, in every verb", async () => {
+    const mine = await incidents.createIncident(ctx, principalOf(owner), statusPageId, {
+      title: 'Owned incident',
+      impact: 'minor',
+      status: 'investigating',
+      message: 'x',
+      components: [],
+      published: false,
+    });
+    const p = principalOf(other);
+    const refused = refusedWith('NOT_FOUND');
+    await assert.rejects(incidents.listIncidents(ctx, p, statusPageId, {}, { page: 1, per_page: 10 }), refused);
+    await assert.rejects(incidents.getIncident(ctx, p, statusPageId, mine.id), refused);
+    await assert.rejects(
+      incidents.createIncident(ctx, p, statusPageId, {
+        title: 'Inside',
+        impact: 'minor',
+        status: 'investigating',
+        message: 'x',
+        components: [],
+        published: true,
+      }),
+      refused,
+    );
+    await assert.rejects(incidents.updateIncident(ctx, p, statusPageId, mine.id, { published: true }), refused);
+    await assert.rejects(incidents.postIncidentUpdate(ctx, p, statusPageId, mine.id, { status: 'resolved', message: 'x' }), refused);
+    await assert.rejects(incidents.deleteIncident(ctx, p, statusPageId, mine.id), refused);
+    const after = await incidents.getIncident(ctx, principalOf(owner), statusPageId, mine.id);
+    assert.deepEqual(after, mine, 'unchanged');
   });
 
   it("does not show, make or remove the badge of another tenant's monitor", async () => {

@@ -61,6 +61,8 @@ export const publicRoutes: Record<string, PublicRoute> = {
   },
   '/assets/:name': { methods: getHead, answers: 'file', why: 'stylesheet, script and icon of the dashboard' },
   '/status/:slug': { methods: getHead, answers: 'html', why: 'public status page at a 128-bit random slug, opt-in' },
+  '/status/:slug/history': { methods: getHead, answers: 'html', why: "a public status page's published incidents by month, at its slug" },
+  '/status/:slug/incidents/:id': { methods: getHead, answers: 'html', why: "a public status page's published incident, at its slug" },
   '/badge/:file': { methods: getHead, answers: 'file', why: 'status badge at a 128-bit random slug, opt-in' },
   '/badge/:slug/:file': { methods: getHead, answers: 'file', why: 'status, uptime or response time badge (SVG or JSON) at a badge slug' },
   '/status/:slug/badge/:component/:file': {

@@ -88,4 +88,70 @@ describe('status pages over MCP', () => {
     assert.ok(!(await client.callTool({ name: 'delete_status_page', arguments: { id: page.id } })).isError);
     assert.equal(JSON.parse(text(await client.callTool({ name: 'list_status_pages', arguments: {} }))).meta.total, 0);
   });
+
+  it('lists, writes, updates and posts updates on incidents, as the token’s user only', async () => {
+    const api = apiClient(cp.url, ada.token);
+    const monitor = (await api('POST', '/monitors', { project_id: ada.project_id, name: 'Shop', url: 'https://shop.example' })).body.data;
+    const page = (
+      await api('POST', '/status-pages', {
+        project_id: ada.project_id,
+        title: 'Shop status',
+        groups: [{ name: 'Storefront', components: [{ type: 'monitor', id: monitor.id, display_name: 'Web shop' }] }],
+      })
+    ).body.data;
+    const created = await client.callTool({
+      name: 'create_status_page_incident',
+      arguments: {
+        status_page_id: page.id,
+        title: 'Checkout fails',
+        impact: 'major',
+        message: 'Looking into it.',
+        components: [{ type: 'monitor', id: monitor.id }],
+      },
+    });
+    assert.ok(!created.isError, text(created));
+    const incident = JSON.parse(text(created));
+    assert.equal(incident.published, false, 'a draft by default');
+    assert.deepEqual(incident.components, [{ type: 'monitor', id: monitor.id, name: 'Web shop' }]);
+
+    const updated = JSON.parse(
+      text(
+        await client.callTool({
+          name: 'update_status_page_incident',
+          arguments: { status_page_id: page.id, incident_id: incident.id, changes: { published: true, impact: 'critical' } },
+        }),
+      ),
+    );
+    assert.equal(updated.published, true);
+    assert.equal(updated.impact, 'critical');
+    assert.equal((await api('GET', `/status-pages/${page.id}`)).body.data.overall.level, 'major_outage');
+
+    const posted = JSON.parse(
+      text(
+        await client.callTool({
+          name: 'post_status_page_incident_update',
+          arguments: { status_page_id: page.id, incident_id: incident.id, status: 'resolved', message: 'Fixed.' },
+        }),
+      ),
+    );
+    assert.equal(posted.status, 'resolved');
+    assert.deepEqual(
+      posted.updates.map((u: { status: string }) => u.status),
+      ['resolved', 'investigating'],
+    );
+
+    const listed = JSON.parse(text(await client.callTool({ name: 'list_status_page_incidents', arguments: { status_page_id: page.id } })));
+    assert.deepEqual(
+      listed.data.map((i: { id: string }) => i.id),
+      [incident.id],
+    );
+    const foreign = await bobs.callTool({ name: 'list_status_page_incidents', arguments: { status_page_id: page.id } });
+    assert.equal(foreign.isError, true);
+    assert.match(text(foreign), /Not found/);
+    const bad = await client.callTool({
+      name: 'post_status_page_incident_update',
+      arguments: { status_page_id: page.id, incident_id: incident.id, status: 'fixed', message: 'x' },
+    });
+    assert.equal(bad.isError, true);
+  });
 });

@@ -31,3 +31,9 @@ export async function insertAccount(
     insert into projects (organization_id, name) values (${org!.id}, 'Default') returning id`;
   return { user_id: user!.id, organization_id: org!.id, project_id: project!.id };
 }
+
+/** A user's name, else their email; undefined when there is no such user. */
+export async function userName(db: Db, id: string): Promise<string | undefined> {
+  const [u] = await db<{ name: string; email: string }[]>`select name, email from users where id = ${id}`;
+  return u ? u.name.trim() || u.email : undefined;
+}

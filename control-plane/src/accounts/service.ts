@@ -43,6 +43,11 @@ export async function createUser(
   });
 }
 
+/** How a user is named to the people they work with: their name, else their email. */
+export async function userDisplayName(sql: Sql, userId: string): Promise<string> {
+  return (await repo.userName(sql, userId)) ?? 'a user';
+}
+
 export async function findUserIdByEmail(sql: Sql, email: string): Promise<string> {
   const user = await repo.findUser(sql, email.trim());
   if (!user) throw new AppError('NOT_FOUND', `No user with the email ${email}`);

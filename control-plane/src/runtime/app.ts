@@ -25,6 +25,7 @@ import { markBearerRoutes, recordRoutes } from '../platform/http/route-table.ts'
 import { validatorCompiler } from '../platform/http/validation.ts';
 import { maintenanceRoutes } from '../maintenance/routes.ts';
 import { statusPageRoutes } from '../status-pages/routes.ts';
+import { statusPageIncidentRoutes } from '../status-pages/incidents/routes.ts';
 import { alertRoutes } from '../alerts/routes.ts';
 import { regionRoutes } from '../monitors/regions/routes.ts';
 import { monitorRoutes } from '../monitors/routes.ts';
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     triggerRoutes(api, ctx);
     maintenanceRoutes(api, { ...ctx, outbox });
     statusPageRoutes(api, ctx);
+    statusPageIncidentRoutes(api, ctx);
     alertRoutes(api, { ...ctx, outbox });
   });
   await registerWeb(app, { ...ctx, outbox });

@@ -18,6 +18,7 @@ import { createMetrics, metricsOnOwnPort, type Metrics } from '../../../shared/s
 import { startRetention } from './retention.ts';
 import { startNotifyRole, type NotifyTuning } from '../notifications/role.ts';
 import { startBoundaryWorker } from '../maintenance/boundaries.ts';
+import { startIncidentDrafter } from '../status-pages/incidents/drafter.ts';
 import { startDomainExpiry, type DomainExpiryJob } from '../monitors/domain-expiry/job.ts';
 import { startOpsServer } from './ops.ts';
 
@@ -152,6 +153,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       // Maintenance windows start and end beside the router that holds and releases their alerts.
       const boundaries = startBoundaryWorker({ sql: opts.sql, log, clock, ...(outbox ? { outbox } : {}) });
       stops.push(boundaries.stop);
+      // Status page incidents drafted from outages, as their downs and ups come through EVENTS.
+      const drafter = await startIncidentDrafter({ sql: opts.sql, nc: opts.nc, names, log });
+      stops.push(drafter.stop);
     }
 
     if (opts.roles.includes('api')) {

@@ -5,6 +5,7 @@ import { pruneSettledHolds } from '../notifications/held-repo.ts';
 import { pruneFinishedDeliveries } from '../notifications/repo.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { prunePublishedEvents } from '../platform/outbox.ts';
+import { pruneOutages } from '../status-pages/incidents/drafts-repo.ts';
 import { pruneCalls } from '../triggers/repo.ts';
 
 /** Rows deleted per statement: short transactions, no long locks. */
@@ -20,7 +21,8 @@ export interface RetentionDays {
 /**
  * What is deleted, each kind by its own age column and by the domain that owns it: raw check
  * results; events once published and routed; deliveries once delivered or dead; held alerts once
- * settled; trigger calls; expiry warnings once what they warned of has expired.
+ * settled; trigger calls; expiry warnings once what they warned of has expired; the outages the
+ * status page drafter has seen.
  * A delivery row is also what makes an event's notifications idempotent: it must outlive the
  * event in EVENTS (30 days), which the setting's lower bound guarantees.
  */
@@ -31,6 +33,7 @@ const kinds = [
   { what: 'settled held alerts', days: (d: RetentionDays) => d.history, prune: pruneSettledHolds },
   { what: 'trigger calls', days: (d: RetentionDays) => d.history, prune: pruneCalls },
   { what: 'expiry warnings of expired certificates and domains', days: (d: RetentionDays) => d.history, prune: pruneExpiryWarnings },
+  { what: 'outages seen by the status page drafter', days: (d: RetentionDays) => d.history, prune: pruneOutages },
 ];
 
 export interface Retention {

@@ -12,6 +12,7 @@ export interface PageRecord {
   slug: string;
   title: string;
   description: string;
+  auto_publish_incidents: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -35,7 +36,7 @@ export interface ComponentRecord {
 }
 
 /** What a create or an update writes of the page itself. */
-export type PageWrite = Pick<PageRecord, 'title' | 'description'>;
+export type PageWrite = Pick<PageRecord, 'title' | 'description' | 'auto_publish_incidents'>;
 
 /** A group as written: its components in order. */
 export interface GroupWrite {
@@ -43,7 +44,7 @@ export interface GroupWrite {
   components: { type: 'monitor' | 'heartbeat'; id: string; display_name: string | null; description: string }[];
 }
 
-const columns = (db: Db) => db`id, project_id, slug, title, description, created_at, updated_at`;
+const columns = (db: Db) => db`id, project_id, slug, title, description, auto_publish_incidents, created_at, updated_at`;
 
 export async function listPages(sql: Sql, projectIds: readonly string[], page: PageQuery) {
   const projects = arrayLiteral(projectIds);
@@ -79,14 +80,17 @@ export async function lockProjectPages(tx: Db, projectId: string): Promise<numbe
 
 export async function insertPage(tx: Db, projectId: string, w: PageWrite, now: Date): Promise<string> {
   const [row] = await tx<{ id: string }[]>`
-    insert into status_pages (project_id, slug, title, description, created_at, updated_at)
-    values (${projectId}, ${newSlug()}, ${w.title}, ${w.description}, ${now}, ${now})
+    insert into status_pages (project_id, slug, title, description, auto_publish_incidents, created_at, updated_at)
+    values (${projectId}, ${newSlug()}, ${w.title}, ${w.description}, ${w.auto_publish_incidents}, ${now}, ${now})
     returning id`;
   return row!.id;
 }
 
 export async function updatePage(tx: Db, id: string, w: PageWrite, now: Date): Promise<void> {
-  await tx`update status_pages set title = ${w.title}, description = ${w.description}, updated_at = ${now} where id = ${id}`;
+  await tx`
+    update status_pages set title = ${w.title}, description = ${w.description}, auto_publish_incidents = ${w.auto_publish_incidents},
+      updated_at = ${now}
+    where id = ${id}`;
 }
 
 /** A new address; the old one stops working at once. */

@@ -63,11 +63,18 @@ const groups = z
     `Groups of components, in the order shown (at most ${MAX_GROUPS} groups and ${MAX_COMPONENTS} components in all; a monitor or heartbeat at most once). Empty: the page shows every monitor and heartbeat of the project.`,
   );
 
+const autoPublish = z
+  .boolean()
+  .describe(
+    'Incidents drafted from the outages of what the page shows are published at once (and resolved when the outage ends); false: they wait as drafts for a person to publish.',
+  );
+
 export const StatusPageCreateBody = z.object({
   project_id: z.uuid(),
   title,
   description: description.default(''),
   groups: groups.default([]),
+  auto_publish_incidents: autoPublish.default(false),
 });
 export type StatusPageCreateBody = z.infer<typeof StatusPageCreateBody>;
 
@@ -76,6 +83,7 @@ export const StatusPageUpdateBody = z.object({
   title: title.optional(),
   description: description.optional(),
   groups: groups.optional(),
+  auto_publish_incidents: autoPublish.optional(),
 });
 export type StatusPageUpdateBody = z.infer<typeof StatusPageUpdateBody>;
 
@@ -105,8 +113,9 @@ export const StatusPage = z
     overall: z
       .object({ level: z.enum(overallLevels), text: z.string() })
       .describe(
-        "Read-only: the banner over the page's components (every monitor and heartbeat of the project when it has no groups); docs/status-pages.md.",
+        "Read-only: the banner over the page's components (every monitor and heartbeat of the project when it has no groups), raised by the impact of its published incidents that are not resolved; docs/status-pages.md.",
       ),
+    auto_publish_incidents: z.boolean().describe('Incidents drafted from outages are published at once.'),
     created_at: z.string(),
     updated_at: z.string(),
   })

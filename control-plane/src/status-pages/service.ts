@@ -7,7 +7,9 @@ import type { ApiContext } from '../platform/http/context.ts';
 import type { PageQuery } from '../platform/http/pagination.ts';
 import { formatTimestamp } from '../platform/http/time.ts';
 import type { HeartbeatStatus } from '../heartbeats/state.ts';
-import { overallStatus, type ComponentState, type IncidentImpact } from './overall.ts';
+import * as incidentsRepo from './incidents/repo.ts';
+import { highestImpact } from './incidents/rules.ts';
+import { overallStatus, type ComponentState } from './overall.ts';
 import * as repo from './repo.ts';
 import {
   MAX_COMPONENTS,
@@ -138,9 +140,13 @@ interface Built {
   now: ProjectNow;
 }
 
-async function build(ctx: ApiContext, p: Principal, pages: readonly repo.PageRecord[], impact: IncidentImpact = 'none'): Promise<Built[]> {
+async function build(ctx: ApiContext, p: Principal, pages: readonly repo.PageRecord[]): Promise<Built[]> {
   const ids = pages.map((x) => x.id);
-  const [groups, components] = await Promise.all([repo.groupsOf(ctx.sql, ids), repo.componentsOf(ctx.sql, ids)]);
+  const [groups, components, impacts] = await Promise.all([
+    repo.groupsOf(ctx.sql, ids),
+    repo.componentsOf(ctx.sql, ids),
+    incidentsRepo.openImpacts(ctx.sql, ids),
+  ]);
   const groupsOf = byKey(groups, (g) => g.status_page_id);
   const componentsOfPage = byKey(components, (c) => c.status_page_id);
   const componentsOfGroup = byKey(
@@ -167,7 +173,9 @@ async function build(ctx: ApiContext, p: Principal, pages: readonly repo.PageRec
         slug: page.slug,
         url: `${ctx.config.PUBLIC_URL}/status/${page.slug}`,
         groups: configured,
-        overall: overallStatus(shown.flatMap((g) => g.components).map(stateOf), impact),
+        // Published incidents that are not resolved raise the banner by their heaviest impact.
+        overall: overallStatus(shown.flatMap((g) => g.components).map(stateOf), highestImpact(impacts.get(page.id) ?? [])),
+        auto_publish_incidents: page.auto_publish_incidents,
         created_at: formatTimestamp(page.created_at),
         updated_at: formatTimestamp(page.updated_at),
       };
@@ -249,7 +257,12 @@ export async function createStatusPage(ctx: ApiContext, p: Principal, body: Stat
   const id = await ctx.sql.begin(async (tx) => {
     const count = await repo.lockProjectPages(tx, body.project_id);
     if (count >= MAX_PAGES_PER_PROJECT) throw invalid('project_id', `A project has at most ${MAX_PAGES_PER_PROJECT} status pages.`);
-    const id = await repo.insertPage(tx, body.project_id, { title: body.title, description: body.description }, ctx.now());
+    const id = await repo.insertPage(
+      tx,
+      body.project_id,
+      { title: body.title, description: body.description, auto_publish_incidents: body.auto_publish_incidents },
+      ctx.now(),
+    );
     await repo.replaceGroups(tx, id, groups);
     return id;
   });
@@ -263,7 +276,16 @@ export async function updateStatusPage(ctx: ApiContext, p: Principal, id: string
   await ctx.sql.begin(async (tx) => {
     const page = await repo.findPage(tx, id, [...p.projectIds], true);
     if (!page) throw notFound();
-    await repo.updatePage(tx, id, { title: body.title ?? page.title, description: body.description ?? page.description }, ctx.now());
+    await repo.updatePage(
+      tx,
+      id,
+      {
+        title: body.title ?? page.title,
+        description: body.description ?? page.description,
+        auto_publish_incidents: body.auto_publish_incidents ?? page.auto_publish_incidents,
+      },
+      ctx.now(),
+    );
     if (groups) await repo.replaceGroups(tx, id, groups);
   });
   return getStatusPage(ctx, p, id);
@@ -281,6 +303,18 @@ export async function deleteStatusPage(ctx: ApiContext, p: Principal, id: string
   const page = await repo.findPage(ctx.sql, id, [...p.projectIds]);
   if (!page) throw notFound();
   await repo.deletePage(ctx.sql, id);
+}
+
+/** A page of the principal's (404 otherwise), with the components it shows now (every subject of its project when it has no groups). */
+export async function pageShowing(
+  ctx: ApiContext,
+  p: Principal,
+  id: string,
+): Promise<{ page: repo.PageRecord; view: StatusPage; shown: StatusPageComponent[] }> {
+  const page = await repo.findPage(ctx.sql, id, [...p.projectIds]);
+  if (!page) throw notFound();
+  const { view, shown } = (await build(ctx, p, [page]))[0]!;
+  return { page, view, shown: shown.flatMap((g) => g.components) };
 }
 
 /** What the public address shows: public, the address is the secret. */

@@ -29,8 +29,11 @@ import { tokenRoutes } from './pages/tokens.ts';
 import { memberRoutes } from './pages/members.ts';
 import { projectSettingsRoutes } from './pages/project-settings.ts';
 import { statusPageRoutes } from './pages/status-page.ts';
+import { statusPageHistoryRoutes } from './pages/status-page-history.ts';
 import { statusPagesRoutes } from './pages/status-pages.ts';
 import { statusPageFormRoutes } from './pages/status-page-form.ts';
+import { statusPageIncidentsRoutes } from './pages/status-page-incidents.ts';
+import { statusPageIncidentRoutes } from './pages/status-page-incident.ts';
 import { badgeActionRoutes, badgeRoutes } from './pages/badges.ts';
 import { switchRoutes } from './pages/switch.ts';
 import { triggerRoutes } from './pages/triggers.ts';
@@ -81,9 +84,20 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       },
       { prefix: '/app' },
     );
+    // So are addresses under /status: a status page's own addresses (its history, its incidents)
+    // answer a page whatever follows, even one a dot segment shortened to no route at all.
+    await web.register(
+      async (scope: App) => {
+        scope.setNotFoundHandler(async () => {
+          throw notFound();
+        });
+      },
+      { prefix: '/status' },
+    );
 
     assetRoutes(web, assets.files);
     statusPageRoutes(web, deps);
+    statusPageHistoryRoutes(web, deps);
     badgeRoutes(web, deps);
     alertLinkRoutes(web, deps);
     signInRoutes(web, deps);
@@ -115,6 +129,8 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       maintenanceFormRoutes(signedIn, deps);
       statusPagesRoutes(signedIn, deps);
       statusPageFormRoutes(signedIn, deps);
+      statusPageIncidentsRoutes(signedIn, deps);
+      statusPageIncidentRoutes(signedIn, deps);
       triggerRoutes(signedIn, deps);
       integrationRoutes(signedIn, deps);
       tokenRoutes(signedIn, deps);

@@ -76,6 +76,12 @@ export const operationIds: Readonly<Record<string, string>> = {
   'PATCH /status-pages/{id}': 'updateStatusPage',
   'DELETE /status-pages/{id}': 'deleteStatusPage',
   'POST /status-pages/{id}/address': 'changeStatusPageAddress',
+  'GET /status-pages/{id}/incidents': 'listStatusPageIncidents',
+  'POST /status-pages/{id}/incidents': 'createStatusPageIncident',
+  'GET /status-pages/{id}/incidents/{incident_id}': 'getStatusPageIncident',
+  'PATCH /status-pages/{id}/incidents/{incident_id}': 'updateStatusPageIncident',
+  'DELETE /status-pages/{id}/incidents/{incident_id}': 'deleteStatusPageIncident',
+  'POST /status-pages/{id}/incidents/{incident_id}/updates': 'createStatusPageIncidentUpdate',
 
   'POST /api/notify/{id}': 'fireTrigger',
   'GET /api/notify/{id}': 'fireTriggerWithGet',

@@ -3,7 +3,7 @@ import type { App } from '../../platform/http/context.ts';
 import { MAX_COMPONENTS, MAX_GROUPS, StatusPageCreateBody, StatusPageUpdateBody, type StatusPage } from '../../status-pages/schemas.ts';
 import * as statusPages from '../../status-pages/service.ts';
 import { cell, input, rowsOf } from '../check-fields.ts';
-import { csrfInput, field, formErrorSummary, textareaField } from '../components.ts';
+import { checkbox, csrfInput, field, formErrorSummary, textareaField } from '../components.ts';
 import { idParam, sendHtml, text, type Form, type WebDeps } from '../context.ts';
 import { submitForm, type FieldErrors } from '../form.ts';
 import { html, type Html } from '../html.ts';
@@ -37,6 +37,7 @@ interface GroupRow {
 interface Values {
   title: string;
   description: string;
+  autoPublish: boolean;
   groups: GroupRow[];
 }
 
@@ -47,6 +48,7 @@ function valuesOf(page: StatusPage | undefined, projectName: string): Values {
   return {
     title: page?.title ?? projectName,
     description: page?.description ?? '',
+    autoPublish: page?.auto_publish_incidents ?? false,
     groups: (page?.groups ?? []).map((g, i) => ({
       row: i,
       name: g.name,
@@ -64,6 +66,7 @@ function formValues(form: Form): Values {
   return {
     title: text(form, 'title'),
     description: text(form, 'description'),
+    autoPublish: text(form, 'auto_publish_incidents') === 'on',
     groups: rowsOf(form, 'groups', 'name', MAX_GROUPS + 1, (at, i) => ({
       row: i,
       name: at('name').trim(),
@@ -79,7 +82,7 @@ function formValues(form: Form): Values {
 
 /** The rows the body was made of, to put the API's messages (`groups.1.components.0.id`) under the form's rows. */
 interface Read {
-  body: { title: string; description: string; groups: unknown[] };
+  body: { title: string; description: string; auto_publish_incidents: boolean; groups: unknown[] };
   groups: { row: number; name: string; components: { row: number; subject: string }[] }[];
 }
 
@@ -93,6 +96,7 @@ function read(v: Values): Read {
     body: {
       title: v.title,
       description: v.description,
+      auto_publish_incidents: v.autoPublish,
       groups: groups.map((g) => ({
         name: g.name,
         components: g.components.map((c) => ({ ...subject(c.subject), display_name: c.displayName || null, description: c.description })),
@@ -186,7 +190,7 @@ function pageForm(
   const byRow = new Map(v.groups.map((g) => [g.row, g]));
   const hasSubjects = o.subjects.monitors.length + o.subjects.heartbeats.length > 0;
   return html`<form method="post" action="${o.action}" class="form wide" novalidate>
-    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, ['title', 'description', 'groups'])}
+    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, ['title', 'description', 'groups', 'auto_publish_incidents'])}
     ${field({ name: 'title', label: 'Title', value: v.title, required: true, errors: e, autofocus: !o.editing, help: 'The heading of the public page.' })}
     ${textareaField({ name: 'description', label: 'Description (optional)', value: v.description, rows: 2, errors: e, help: 'Shown under the title.' })}
     <fieldset class="stack">
@@ -202,6 +206,12 @@ function pageForm(
         ${Array.from({ length: groupCount }, (_, i) => groupBlock(byRow.get(i), i, o.subjects, e))}
       </div>
     </fieldset>
+    ${checkbox({
+      name: 'auto_publish_incidents',
+      label: 'Publish incidents drafted from outages at once',
+      checked: v.autoPublish,
+      help: 'When something the page shows goes down, an incident is drafted for it and resolved when it is back. Unchecked, drafts wait in the page’s incidents for you to publish them.',
+    })}
     <div class="actions">
       <button type="submit" class="btn btn-primary">${o.editing ? 'Save changes' : 'Create status page'}</button>
       <a class="btn" href="${urls.statusPages}">Cancel</a>

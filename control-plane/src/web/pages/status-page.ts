@@ -5,12 +5,14 @@ import {
   projectRecentIncidents,
   type DayUptime,
   type OpenIncident,
-  type PublicIncident,
+  type PublicIncident as PastOutage,
 } from '../../monitors/history.ts';
 import type { Announcement } from '../../maintenance/service.ts';
 import type { StatusPageComponent } from '../../status-pages/schemas.ts';
 import type { OverallLevel } from '../../status-pages/overall.ts';
-import { publicStatusPage, type ShownGroup } from '../../status-pages/service.ts';
+import { publicStatusPage, type PublicStatusPage, type ShownGroup } from '../../status-pages/service.ts';
+import { namesOf, publicIncidents, RECENT_DAYS, type PublicIncident } from '../../status-pages/incidents/service.ts';
+import { impactPill, statusPill, timeline } from '../incident-timeline.ts';
 import { uptimeBars } from '../bars.ts';
 import { formatDuration, formatUptime, heartbeatPill, monitorPill, timeTag } from '../components.ts';
 import { queryText, sendHtml, type WebDeps } from '../context.ts';
@@ -55,7 +57,7 @@ function pill(c: StatusPageComponent): Html {
 
 interface History {
   uptime: ReadonlyMap<string, readonly DayUptime[]>;
-  past: readonly PublicIncident[];
+  past: readonly PastOutage[];
   now: Date;
 }
 
@@ -91,14 +93,48 @@ function groupSection(g: ShownGroup, i: number, h: History): Html {
 
 const utc = (iso: string) => timeTag(iso, iso.slice(0, 16).replace('T', ' ') + ' UTC');
 
-function incidents(list: readonly OpenIncident[], names: ReadonlyMap<string, string>, now: Date): Html {
-  if (list.length === 0) return html``;
+/** The affected components and when it began, in one line. */
+function incidentMeta(i: PublicIncident): Html {
+  return html`<div class="muted incident-meta">
+    ${impactPill(i.impact)}
+    ${i.components.length ? html`Affects ${i.components.join(', ')} · ` : ''}${
+      i.resolved_at ? html`Resolved ${utc(i.resolved_at)}` : html`Since ${utc(i.created_at)}`
+    }
+  </div>`;
+}
+
+/** A written incident with its timeline, its title linking to its own page. */
+export function writtenIncident(i: PublicIncident, slug: string): Html {
+  return html`<li class="component incident" data-incident="${i.id}">
+    <div class="component-head">
+      <h3 class="component-name"><a href="${urls.statusIncident(slug, i.id)}">${i.title}</a></h3>
+      ${statusPill(i.status)}
+    </div>
+    ${incidentMeta(i)} ${timeline(i.updates)}
+  </li>`;
+}
+
+/**
+ * What is wrong now: the incidents people published, then the outages of monitors the page shows
+ * that no published incident tells of (named as the page names them, with when they began).
+ */
+function ongoing(
+  written: readonly PublicIncident[],
+  outages: readonly OpenIncident[],
+  names: ReadonlyMap<string, string>,
+  slug: string,
+  now: Date,
+): Html {
+  const told = new Set(written.map((i) => i.monitor_incident_id).filter((id) => id !== null));
+  const detected = outages.filter((o) => !told.has(o.id));
+  if (written.length === 0 && detected.length === 0) return html``;
   return html`<section class="card" aria-labelledby="incidents" data-testid="incidents">
     <div class="card-head"><h2 id="incidents">Ongoing incidents</h2></div>
     <ul class="components">
-      ${list.map(
+      ${written.map((i) => writtenIncident(i, slug))}
+      ${detected.map(
         (i) =>
-          html`<li class="component">
+          html`<li class="component" data-outage="${i.monitor_id}">
             <div class="component-head">
               <h3 class="component-name">${names.get(`monitor:${i.monitor_id}`) ?? i.monitor_name}</h3>
               <span class="pill down" data-status="down">Down</span>
@@ -110,6 +146,28 @@ function incidents(list: readonly OpenIncident[], names: ReadonlyMap<string, str
       )}
     </ul>
   </section>`;
+}
+
+/** Incidents resolved within the last days, below what the page shows; older ones are in its history. */
+function recentlyResolved(list: readonly PublicIncident[], slug: string): Html {
+  if (list.length === 0) return html``;
+  return html`<section class="card" aria-labelledby="resolved" data-testid="resolved-incidents">
+    <div class="card-head"><h2 id="resolved">Resolved in the last ${RECENT_DAYS} days</h2></div>
+    <ul class="components">
+      ${list.map((i) => writtenIncident(i, slug))}
+    </ul>
+  </section>`;
+}
+
+/** The heading every public page of a status page starts with: its title and description. */
+export function publicHead(page: PublicStatusPage['page'], slug: string, current: boolean): Html {
+  return html`<header class="public-head">
+    <div>
+      ${current ? html`<h1>${page.title}</h1>` : html`<p class="public-title"><a href="${urls.statusPage(slug)}">${page.title}</a></p>`}
+      ${page.description ? html`<p class="muted public-description">${page.description}</p>` : ''}
+    </div>
+    <span class="muted">Status</span>
+  </header>`;
 }
 
 /** Maintenance running now or starting within the week, with what it covers of the page (by the names shown). */
@@ -158,33 +216,34 @@ export function statusPageRoutes(app: App, deps: WebDeps): void {
     const shown = groups.flatMap((g) => g.components);
     const names = new Map(shown.map((c) => [`${c.type}:${c.id}`, shownName(c)]));
     const monitorIds = shown.filter((c) => c.type === 'monitor').map((c) => c.id);
-    const [open, uptime, past] = await Promise.all([
+    const [open, uptime, past, written] = await Promise.all([
       projectOpenIncidents(ctx, principal, page.project_id),
       projectDailyUptime(ctx, principal, page.project_id, monitorIds, DAYS),
       projectRecentIncidents(ctx, principal, page.project_id, monitorIds, DAYS),
+      publicIncidents(ctx, page.id, namesOf(shown), now),
     ]);
     const history: History = { uptime, past, now };
     const body = html`${banner(page.overall.level, page.overall.text)} ${maintenance(found.maintenance, names)}
-      ${incidents(
+      ${ongoing(
+        written.ongoing,
         open.filter((i) => names.has(`monitor:${i.monitor_id}`)),
         names,
+        slug,
         now,
       )}
       ${groups.length > 0 ? groups.map((g, i) => groupSection(g, i, history)) : html`<p class="muted">Nothing is shown on this page yet.</p>`}
-      <p class="powered">Updated ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC · refreshes on its own</p>`;
+      ${recentlyResolved(written.recent, slug)}
+      <p class="powered">
+        <a href="${urls.statusHistory(slug)}">Incident history</a> · Updated ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC ·
+        refreshes on its own
+      </p>`;
     if (queryText(req, 'fragment')) return sendHtml(reply, body);
     return sendHtml(
       reply.header('cache-control', 'no-store'),
       publicPage(
         deps.assets,
         `${page.title} status`,
-        html`<header class="public-head">
-            <div>
-              <h1>${page.title}</h1>
-              ${page.description ? html`<p class="muted public-description">${page.description}</p>` : ''}
-            </div>
-            <span class="muted">Status</span>
-          </header>
+        html`${publicHead(page, slug, true)}
           <main id="main" data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</main>`,
         raw('<meta name="robots" content="noindex">'),
       ),

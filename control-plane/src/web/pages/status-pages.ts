@@ -81,6 +81,7 @@ export function statusPagesRoutes(app: App, deps: WebDeps): void {
                         <div class="faint"><code class="wrap" data-testid="status-page-url">${p.url}</code></div>
                       </td>
                       <td class="nowrap">
+                        <a class="btn btn-sm" href="${urls.statusPageIncidents(p.id)}">Incidents</a>
                         <a class="btn btn-sm" href="${urls.statusPageSettings(p.id)}/edit">Edit</a>
                         ${postButton({ action: `${urls.statusPageSettings(p.id)}/address`, label: 'New address', csrf, small: true, confirm: `Give “${p.title}” a new address? The current one stops working.` })}
                         ${postButton({ action: `${urls.statusPageSettings(p.id)}/delete`, label: 'Delete', csrf, kind: 'danger', small: true, confirm: `Delete the status page “${p.title}”? Its address stops working.` })}
