@@ -1,0 +1,68 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../../platform/http/context.ts';
+import { httpDate, notModified, snapshotCache, type Rendered } from '../../status-pages/snapshots.ts';
+import { queryText, sendHtml, type WebDeps } from '../context.ts';
+import { renderError } from '../errors.ts';
+
+/** Where the database announces a change to what a status page shows (migration 0030). */
+export const STATUS_PAGE_CHANGES = 'status_page_changes';
+
+export type ServeStatusPage = (req: FastifyRequest, reply: FastifyReply, slug: string) => Promise<FastifyReply>;
+
+const SLUG = /^[A-Za-z0-9_-]{22}$/;
+
+/**
+ * Serves public status pages from snapshots (ADR 0039): one render per change or maximum age,
+ * whatever the number of viewers. Changes arrive through LISTEN/NOTIFY from triggers on what
+ * pages show, so any writer's change (an API edit, a check result, a deadline actor) drops the
+ * snapshot at once; when the listening connection comes back, every snapshot is dropped, since
+ * what was announced while it was away is lost.
+ */
+export function publicStatusPages(app: App, deps: WebDeps, render: (slug: string) => Promise<Rendered | undefined>): ServeStatusPage {
+  const { ctx } = deps;
+  const maxAgeMs = ctx.config.STATUS_PAGE_MAX_AGE_SECONDS * 1000;
+  const log = ctx.log.child({ component: 'status-page-snapshots' });
+  const cache = snapshotCache({
+    render,
+    now: () => ctx.now().getTime(),
+    maxAgeMs,
+    maxPages: ctx.config.STATUS_PAGE_CACHE_PAGES,
+    onError: (err, key) => log.warn({ err, slug: key }, 'status page not rendered again; the previous one is served'),
+  });
+  if (maxAgeMs > 0) {
+    const onChange = (payload: string) => {
+      const [kind, id] = payload.split(':');
+      if (!id) return;
+      if (kind === 'project') cache.invalidate({ projectId: id });
+      else if (kind === 'page') cache.invalidate({ pageId: id });
+    };
+    const listening = ctx.sql
+      .listen(STATUS_PAGE_CHANGES, onChange, () => cache.clear())
+      .catch((err: unknown) => {
+        log.warn({ err }, 'not listening for status page changes; pages refresh at their maximum age only');
+        return undefined;
+      });
+    app.addHook('onClose', async () => {
+      await (await listening)?.unlisten().catch(() => {});
+    });
+  }
+  const sMaxAge = Math.max(1, Math.min(10, ctx.config.STATUS_PAGE_MAX_AGE_SECONDS));
+
+  return async (req, reply, slug) => {
+    const snapshot = !SLUG.test(slug) ? undefined : maxAgeMs > 0 ? await cache.get(slug) : await fresh(render, slug);
+    if (!snapshot) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
+    const v = queryText(req, 'fragment') ? snapshot.fragment : snapshot.full;
+    void reply
+      .header('cache-control', `public, max-age=${sMaxAge}, stale-while-revalidate=30`)
+      .header('etag', v.etag)
+      .header('last-modified', httpDate(snapshot.renderedAt))
+      .header('vary', 'accept-encoding');
+    if (notModified(req.headers, v.etag, snapshot.renderedAt)) return reply.code(304).send();
+    return reply.code(200).header('content-type', 'text/html; charset=utf-8').send(v.body);
+  };
+
+  async function fresh(r: typeof render, slug: string) {
+    const once = snapshotCache({ render: r, now: () => ctx.now().getTime(), maxAgeMs: 0, maxPages: 1 });
+    return once.get(slug);
+  }
+}
