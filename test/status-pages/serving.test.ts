@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { apiClient, type Call } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
@@ -19,6 +21,17 @@ describe('serving public status pages from snapshots', () => {
 
   const get = (path: string, headers: Record<string, string> = {}) =>
     fetch(`${cp.url}${path}`, { headers }).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }));
+  /** Without fetch's own Accept-Encoding and inflating: the bytes as sent. */
+  const rawGet = (path: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
+      const req = request(`${cp.url}${path}`, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
   const page = async (title: string) => {
     const res = await api('POST', '/status-pages', {
       project_id: ada.project_id,
@@ -78,6 +91,18 @@ describe('serving public status pages from snapshots', () => {
       // If-None-Match decides when both are sent.
       assert.equal((await get(path, { 'if-none-match': '"other"', 'if-modified-since': lastModified })).status, 200);
     }
+    // The same content in the other encoding is not modified either.
+    const plain = await rawGet(`/status/${p.slug}`, { 'accept-encoding': 'identity' });
+    const zipped = await rawGet(`/status/${p.slug}`, { 'accept-encoding': 'gzip, br' });
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(zipped.headers['content-encoding'], 'gzip');
+    assert.equal(zipped.headers['vary'], 'accept-encoding');
+    assert.equal(gunzipSync(zipped.body).toString(), plain.body.toString());
+    assert.notEqual(plain.headers['etag'], zipped.headers['etag'], 'a strong validator names the bytes sent');
+    assert.equal(
+      (await rawGet(`/status/${p.slug}`, { 'accept-encoding': 'identity', 'if-none-match': String(zipped.headers['etag']) })).status,
+      304,
+    );
     const full = await get(`/status/${p.slug}`);
     const fragment = await get(`/status/${p.slug}?fragment=1`);
     assert.notEqual(full.headers.get('etag'), fragment.headers.get('etag'), 'each variant has its own validator');

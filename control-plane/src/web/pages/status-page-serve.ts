@@ -11,6 +11,17 @@ export type ServeStatusPage = (req: FastifyRequest, reply: FastifyReply, slug: s
 
 const SLUG = /^[A-Za-z0-9_-]{22}$/;
 
+/** Whether Accept-Encoding takes gzip (not refused with q=0). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== 'x-gzip' && coding !== '*') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
 /**
  * Serves public status pages from snapshots (ADR 0039): one render per change or maximum age,
  * whatever the number of viewers. Changes arrive through LISTEN/NOTIFY from triggers on what
@@ -52,13 +63,18 @@ export function publicStatusPages(app: App, deps: WebDeps, render: (slug: string
     const snapshot = !SLUG.test(slug) ? undefined : maxAgeMs > 0 ? await cache.get(slug) : await fresh(render, slug);
     if (!snapshot) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
     const v = queryText(req, 'fragment') ? snapshot.fragment : snapshot.full;
+    const gzipped = acceptsGzip(req.headers['accept-encoding']);
     void reply
       .header('cache-control', `public, max-age=${sMaxAge}, stale-while-revalidate=30`)
-      .header('etag', v.etag)
+      .header('etag', gzipped ? v.gzipEtag : v.etag)
       .header('last-modified', httpDate(snapshot.renderedAt))
       .header('vary', 'accept-encoding');
-    if (notModified(req.headers, v.etag, snapshot.renderedAt)) return reply.code(304).send();
-    return reply.code(200).header('content-type', 'text/html; charset=utf-8').send(v.body);
+    if (notModified(req.headers, [v.etag, v.gzipEtag], snapshot.renderedAt)) return reply.code(304).send();
+    if (gzipped) void reply.header('content-encoding', 'gzip');
+    return reply
+      .code(200)
+      .header('content-type', 'text/html; charset=utf-8')
+      .send(gzipped ? v.gzip : v.body);
   };
 
   async function fresh(r: typeof render, slug: string) {
