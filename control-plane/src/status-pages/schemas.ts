@@ -63,10 +63,26 @@ const groups = z
     `Groups of components, in the order shown (at most ${MAX_GROUPS} groups and ${MAX_COMPONENTS} components in all; a monitor or heartbeat at most once). Empty: the page shows every monitor and heartbeat of the project.`,
   );
 
+/** A DNS host name of two labels or more, in lower case; not an IP address. */
+export const customDomain = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(253)
+  .regex(
+    /^(?=.*[a-z])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+    'Give a host name such as status.example.com (letters, digits and hyphens, dot-separated; no scheme, port or path).',
+  )
+  .nullable()
+  .describe(
+    'A host name of its own (status.example.com): a request for it is answered with the page at `/`, behind a reverse proxy that terminates TLS (docs/status-pages.md). null: only the slug address.',
+  );
+
 export const StatusPageCreateBody = z.object({
   project_id: z.uuid(),
   title,
   description: description.default(''),
+  custom_domain: customDomain.optional(),
   groups: groups.default([]),
 });
 export type StatusPageCreateBody = z.infer<typeof StatusPageCreateBody>;
@@ -75,6 +91,7 @@ export type StatusPageCreateBody = z.infer<typeof StatusPageCreateBody>;
 export const StatusPageUpdateBody = z.object({
   title: title.optional(),
   description: description.optional(),
+  custom_domain: customDomain.optional(),
   groups: groups.optional(),
 });
 export type StatusPageUpdateBody = z.infer<typeof StatusPageUpdateBody>;
@@ -100,6 +117,7 @@ export const StatusPage = z
     title: z.string(),
     description: z.string(),
     slug: z.string().describe('The random part of the public address.'),
+    custom_domain: z.string().nullable().describe('The host name the page also answers at, at `/`; null: none.'),
     url: z.string().describe('The public address: {public_url}/status/<slug>. Anyone with it can read the page.'),
     groups: z.array(z.object({ name: z.string(), components: z.array(StatusPageComponent) })),
     overall: z

@@ -41,6 +41,19 @@ interface ProjectNow {
 
 const invalid = (field: string, message: string) => new AppError('VALIDATION', message, { [field]: [message] });
 
+/** A host name is one page's at most: another page's is a conflict naming the field. */
+async function domainTaken<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    if ((err as { constraint_name?: string }).constraint_name === 'status_pages_custom_domain_key')
+      throw new AppError('CONFLICT', 'Another status page already answers at this host name.', {
+        custom_domain: ['Another status page already answers at this host name.'],
+      });
+    throw err;
+  }
+}
+
 /** The principal given, or one that sees exactly this project (the public page). */
 const projectPrincipal = (projectId: string): Principal => ({
   userId: 'public',
@@ -165,6 +178,7 @@ async function build(ctx: ApiContext, p: Principal, pages: readonly repo.PageRec
         title: page.title,
         description: page.description,
         slug: page.slug,
+        custom_domain: page.custom_domain,
         url: `${ctx.config.PUBLIC_URL}/status/${page.slug}`,
         groups: configured,
         overall: overallStatus(shown.flatMap((g) => g.components).map(stateOf), impact),
@@ -249,7 +263,14 @@ export async function createStatusPage(ctx: ApiContext, p: Principal, body: Stat
   const id = await ctx.sql.begin(async (tx) => {
     const count = await repo.lockProjectPages(tx, body.project_id);
     if (count >= MAX_PAGES_PER_PROJECT) throw invalid('project_id', `A project has at most ${MAX_PAGES_PER_PROJECT} status pages.`);
-    const id = await repo.insertPage(tx, body.project_id, { title: body.title, description: body.description }, ctx.now());
+    const id = await domainTaken(
+      repo.insertPage(
+        tx,
+        body.project_id,
+        { title: body.title, description: body.description, custom_domain: body.custom_domain ?? null },
+        ctx.now(),
+      ),
+    );
     await repo.replaceGroups(tx, id, groups);
     return id;
   });
@@ -263,7 +284,18 @@ export async function updateStatusPage(ctx: ApiContext, p: Principal, id: string
   await ctx.sql.begin(async (tx) => {
     const page = await repo.findPage(tx, id, [...p.projectIds], true);
     if (!page) throw notFound();
-    await repo.updatePage(tx, id, { title: body.title ?? page.title, description: body.description ?? page.description }, ctx.now());
+    await domainTaken(
+      repo.updatePage(
+        tx,
+        id,
+        {
+          title: body.title ?? page.title,
+          description: body.description ?? page.description,
+          custom_domain: body.custom_domain === undefined ? page.custom_domain : body.custom_domain,
+        },
+        ctx.now(),
+      ),
+    );
     if (groups) await repo.replaceGroups(tx, id, groups);
   });
   return getStatusPage(ctx, p, id);
@@ -325,4 +357,9 @@ export async function projectStatusPages(
   requireProject(p, projectId);
   const { items } = await repo.listPages(ctx.sql, [projectId], { page: 1, per_page: MAX_PAGES_PER_PROJECT });
   return items.map(({ id, title, slug }) => ({ id, title, slug }));
+}
+
+/** The slug of each page that answers at a host name of its own, by that name. */
+export function customDomainPages(ctx: ApiContext): Promise<Map<string, string>> {
+  return repo.customDomains(ctx.sql);
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
+import { customDomainPages } from '../../status-pages/service.ts';
 import { httpDate, notModified, snapshotCache, type Rendered } from '../../status-pages/snapshots.ts';
 import { queryText, sendHtml, type WebDeps } from '../context.ts';
 import { renderError } from '../errors.ts';
@@ -10,6 +11,17 @@ export const STATUS_PAGE_CHANGES = 'status_page_changes';
 export type ServeStatusPage = (req: FastifyRequest, reply: FastifyReply, slug: string) => Promise<FastifyReply>;
 
 const SLUG = /^[A-Za-z0-9_-]{22}$/;
+
+/** The host name of a Host header, lower case, without its port; undefined when there is none. */
+export function hostName(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
+  return h.replace(/:\d*$/, '').replace(/\.$/, '');
+}
+
+/** A DNS name (not an IP address, not a single label such as localhost). */
+const isDomainName = (host: string) => /^(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*$/.test(host);
 
 /** Whether Accept-Encoding takes gzip (not refused with q=0). */
 export function acceptsGzip(header: string | undefined): boolean {
@@ -44,6 +56,7 @@ export function publicStatusPages(app: App, deps: WebDeps, render: (slug: string
     const onChange = (payload: string) => {
       const [kind, id] = payload.split(':');
       if (!id) return;
+      domainsStale = true;
       if (kind === 'project') cache.invalidate({ projectId: id });
       else if (kind === 'page') cache.invalidate({ pageId: id });
     };
@@ -57,9 +70,40 @@ export function publicStatusPages(app: App, deps: WebDeps, render: (slug: string
       await (await listening)?.unlisten().catch(() => {});
     });
   }
+  // Host names of pages, read again after any announced change (and on every request without the change feed).
+  let domains: Map<string, string> | undefined;
+  let domainsStale = true;
+  let domainsLoading: Promise<Map<string, string>> | undefined;
+  const domainMap = (): Promise<Map<string, string>> => {
+    if (domains && !domainsStale && maxAgeMs > 0) return Promise.resolve(domains);
+    domainsLoading ??= (async () => {
+      domainsStale = false;
+      try {
+        domains = await customDomainPages(ctx);
+        return domains;
+      } finally {
+        domainsLoading = undefined;
+      }
+    })();
+    return domainsLoading;
+  };
+  const ownHost = new URL(ctx.config.PUBLIC_URL).hostname.toLowerCase();
+
+  // A request for `/` at another host name than the app's is a page's custom domain, or nothing:
+  // the Host header only picks which page is shown (the snapshot is the page's, whatever the host).
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return;
+    if (req.url !== '/' && !req.url.startsWith('/?')) return;
+    const host = hostName(req.headers.host);
+    if (host === undefined || host === ownHost || !isDomainName(host)) return;
+    const slug = (await domainMap()).get(host);
+    if (!slug) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
+    return serve(req, reply, slug);
+  });
+
   const sMaxAge = Math.max(1, Math.min(10, ctx.config.STATUS_PAGE_MAX_AGE_SECONDS));
 
-  return async (req, reply, slug) => {
+  const serve: ServeStatusPage = async (req, reply, slug) => {
     const snapshot = !SLUG.test(slug) ? undefined : maxAgeMs > 0 ? await cache.get(slug) : await fresh(render, slug);
     if (!snapshot) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
     const v = queryText(req, 'fragment') ? snapshot.fragment : snapshot.full;
@@ -76,6 +120,8 @@ export function publicStatusPages(app: App, deps: WebDeps, render: (slug: string
       .header('content-type', 'text/html; charset=utf-8')
       .send(gzipped ? v.gzip : v.body);
   };
+
+  return serve;
 
   async function fresh(r: typeof render, slug: string) {
     const once = snapshotCache({ render: r, now: () => ctx.now().getTime(), maxAgeMs: 0, maxPages: 1 });
