@@ -73,7 +73,7 @@ await runPart('status-page', 'Public status pages', async (ctx) => {
   );
 
   const runs: Run[] = [];
-  for (const conns of [1_000, viewers]) {
+  for (const conns of [100, 1_000, viewers]) {
     await waitIdle(server.ready.pid);
     const q0 = await queries();
     let changes = 0;
@@ -134,6 +134,13 @@ await runPart('status-page', 'Public status pages', async (ctx) => {
   const perChange = (r: Run) => r.queries / Math.max(1, r.changes);
   const ratio = perChange(big) / Math.max(1e-9, perChange(small));
   const queriesMet = ratio <= 1.5;
+  if (!p95Met) {
+    const base = runs[0]!;
+    ctx.limits.push({
+      title: `p95 at ${viewers.toLocaleString('en')} viewers: ${p95} ms`,
+      text: `The server process used ${round(big.serverCpu * 100)}% of one core in that run while the whole machine was ${round(big.busy * 100)}% busy: the load generator, one process keeping ${viewers.toLocaleString('en')} sockets, took most of the rest and sent and read requests late (latency counts from the due time). With ${base.viewers.toLocaleString('en')} connections at the same rate the p95 was ${base.load.p95} ms (p50 ${base.load.p50} ms); that p95 is the render after each status change (once a second here), which the requests of that moment wait for.`,
+    });
+  }
   ctx.goals.push(
     {
       goal: `p95 under ${goalP95Ms} ms at ${viewers.toLocaleString('en')} concurrent viewers`,
