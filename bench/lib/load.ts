@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { runScript } from './child.ts';
 import { findBinary, versionOf } from './proc.ts';
 
-export type LoadArgs = { url: string; paths: string[]; connections: number; durationS: number; rate?: number };
+export type LoadArgs = {
+  url: string;
+  paths: string[];
+  connections: number;
+  durationS: number;
+  rate?: number;
+  /** Sent with every request (bench/parts/pings-load.ts only). */
+  headers?: Record<string, string>;
+};
 export type LoadResult = {
   tool: 'wrk' | 'bench generator';
   /** Responses received. */
@@ -16,6 +24,8 @@ export type LoadResult = {
   unanswered: number;
   rps: number;
   p50: number;
+  /** Not measured by every tool. */
+  p95?: number;
   p99: number;
   max: number;
   durationS: number;

@@ -1,4 +1,4 @@
-export type Summary = { count: number; min: number; mean: number; p50: number; p99: number; p999: number; max: number };
+export type Summary = { count: number; min: number; mean: number; p50: number; p95: number; p99: number; p999: number; max: number };
 
 /** Nearest-rank percentile of an ascending array (p in 0..100). */
 export function percentile(sorted: ArrayLike<number>, p: number): number {
@@ -16,6 +16,7 @@ export function summarize(values: ArrayLike<number>): Summary {
     min: sorted.length ? sorted[0]! : NaN,
     mean: sorted.length ? sum / sorted.length : NaN,
     p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
     p999: percentile(sorted, 99.9),
     max: sorted.length ? sorted[sorted.length - 1]! : NaN,

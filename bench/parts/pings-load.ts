@@ -17,7 +17,10 @@ import { createSamples, round, summarize } from '../lib/stats.ts';
 
 const args = JSON.parse(process.argv[2]!) as LoadArgs;
 const target = new URL(args.url);
-const requests = args.paths.map((p) => Buffer.from(`GET ${p} HTTP/1.1\r\nHost: ${target.host}\r\nUser-Agent: bench\r\n\r\n`));
+const extra = Object.entries(args.headers ?? {})
+  .map(([k, v]) => `${k}: ${v}\r\n`)
+  .join('');
+const requests = args.paths.map((p) => Buffer.from(`GET ${p} HTTP/1.1\r\nHost: ${target.host}\r\nUser-Agent: bench\r\n${extra}\r\n`));
 /** A ping not answered this long after it was due failed, as `curl -m 10` gives up. */
 const answerWithinMs = 10_000;
 const latencies = createSamples(1 << 16);
@@ -193,6 +196,7 @@ const result: LoadResult = {
   // Answers over the time from the first counted request to the last answer, queueing included.
   rps: (ok + refused + late) / (Math.max(lastAnswer - countingSince, durationMs) / 1000),
   p50: round(s.p50, 2),
+  p95: round(s.p95, 2),
   p99: round(s.p99, 2),
   max: round(s.max, 2),
   durationS: elapsedMs / 1000,

@@ -140,6 +140,22 @@ export const settings = {
     .max(1_000_000)
     .default(1200)
     .describe('REST API requests a minute per token and control-plane process (bursts up to the same number); 429 beyond.'),
+  STATUS_PAGE_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3600)
+    .default(30)
+    .describe(
+      'How long a rendered public status page is served before it is rendered again (a change it shows renders it again at once); 0 renders every request.',
+    ),
+  STATUS_PAGE_CACHE_PAGES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(1000)
+    .describe('Public status pages kept rendered in memory per control-plane process; the least recently viewed goes first.'),
   TRUST_PROXY: z
     .string()
     .transform((v, ctx) => {

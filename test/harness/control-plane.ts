@@ -33,6 +33,9 @@ export async function startTestControlPlane(
     SECRET_KEY: randomBytes(32).toString('base64url'),
     // Domain lookups never leave the machine: a test that wants them serves its own bootstrap file.
     RDAP_BOOTSTRAP_URL: 'http://127.0.0.1:9/rdap-bootstrap.json',
+    // Pages render per request unless a test asks for snapshots: a test that writes a state and
+    // looks at once must not race the change notification (test/status-pages/serving.test.ts does).
+    STATUS_PAGE_MAX_AGE_SECONDS: '0',
     ...opts.env,
   });
   registerSecret(config.SECRET_KEY);

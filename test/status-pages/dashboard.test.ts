@@ -180,6 +180,26 @@ describe('status pages in the dashboard', () => {
     );
   });
 
+  it('sets and clears a custom domain from the form, and shows a bad one under its field', async () => {
+    const p = (await api('POST', '/status-pages', { project_id: ada.project_id, title: 'Domain' })).body.data;
+    const form = await web.get(`/app/status-pages/${p.id}/edit`);
+    assert.match(form.text, /name="custom_domain"/);
+    const bad = await web.post(`/app/status-pages/${p.id}/edit`, { _csrf: csrfOf(form.text), title: 'Domain', custom_domain: 'https://x' });
+    assert.equal(bad.status, 422);
+    assert.match(bad.text, /id="f-custom_domain"[^]*?Give a host name/);
+    const saved = await web.post(`/app/status-pages/${p.id}/edit`, {
+      _csrf: csrfOf(form.text),
+      title: 'Domain',
+      custom_domain: 'Status.Form.example',
+    });
+    assert.equal(saved.status, 303, saved.text.slice(0, 300));
+    assert.equal((await api('GET', `/status-pages/${p.id}`)).body.data.custom_domain, 'status.form.example');
+    const again = await web.get(`/app/status-pages/${p.id}/edit`);
+    assert.match(again.text, /name="custom_domain"[^>]*value="status\.form\.example"/s);
+    await web.post(`/app/status-pages/${p.id}/edit`, { _csrf: csrfOf(form.text), title: 'Domain', custom_domain: '' });
+    assert.equal((await api('GET', `/status-pages/${p.id}`)).body.data.custom_domain, null);
+  });
+
   it("answers another tenant's page with a 404 and shows the dashboard's pages of its own project only", async () => {
     const p = (await api('POST', '/status-pages', { project_id: ada.project_id, title: 'Private title' })).body.data;
     const bobWeb = webClient(cp.url);

@@ -13,6 +13,8 @@ export interface PageRecord {
   title: string;
   description: string;
   auto_publish_incidents: boolean;
+  /** null: only the slug address. */
+  custom_domain: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -36,7 +38,7 @@ export interface ComponentRecord {
 }
 
 /** What a create or an update writes of the page itself. */
-export type PageWrite = Pick<PageRecord, 'title' | 'description' | 'auto_publish_incidents'>;
+export type PageWrite = Pick<PageRecord, 'title' | 'description' | 'auto_publish_incidents' | 'custom_domain'>;
 
 /** A group as written: its components in order. */
 export interface GroupWrite {
@@ -44,7 +46,7 @@ export interface GroupWrite {
   components: { type: 'monitor' | 'heartbeat'; id: string; display_name: string | null; description: string }[];
 }
 
-const columns = (db: Db) => db`id, project_id, slug, title, description, auto_publish_incidents, created_at, updated_at`;
+const columns = (db: Db) => db`id, project_id, slug, title, description, auto_publish_incidents, custom_domain, created_at, updated_at`;
 
 export async function listPages(sql: Sql, projectIds: readonly string[], page: PageQuery) {
   const projects = arrayLiteral(projectIds);
@@ -80,8 +82,8 @@ export async function lockProjectPages(tx: Db, projectId: string): Promise<numbe
 
 export async function insertPage(tx: Db, projectId: string, w: PageWrite, now: Date): Promise<string> {
   const [row] = await tx<{ id: string }[]>`
-    insert into status_pages (project_id, slug, title, description, auto_publish_incidents, created_at, updated_at)
-    values (${projectId}, ${newSlug()}, ${w.title}, ${w.description}, ${w.auto_publish_incidents}, ${now}, ${now})
+    insert into status_pages (project_id, slug, title, description, auto_publish_incidents, custom_domain, created_at, updated_at)
+    values (${projectId}, ${newSlug()}, ${w.title}, ${w.description}, ${w.auto_publish_incidents}, ${w.custom_domain}, ${now}, ${now})
     returning id`;
   return row!.id;
 }
@@ -89,7 +91,7 @@ export async function insertPage(tx: Db, projectId: string, w: PageWrite, now: D
 export async function updatePage(tx: Db, id: string, w: PageWrite, now: Date): Promise<void> {
   await tx`
     update status_pages set title = ${w.title}, description = ${w.description}, auto_publish_incidents = ${w.auto_publish_incidents},
-      updated_at = ${now}
+      custom_domain = ${w.custom_domain}, updated_at = ${now}
     where id = ${id}`;
 }
 
@@ -173,4 +175,11 @@ export async function replaceGroups(tx: Db, pageId: string, groups: readonly Gro
   }
   await tx`delete from status_page_components where status_page_id = ${pageId} and not (id = any(${arrayLiteral(kept)}::uuid[]))`;
   await tx`delete from status_page_groups where status_page_id = ${pageId} and not (id = any(${arrayLiteral(keptGroups)}::uuid[]))`;
+}
+
+/** The slug of each page that answers at a host name of its own. */
+export async function customDomains(sql: Sql): Promise<Map<string, string>> {
+  const rows = await sql<{ custom_domain: string; slug: string }[]>`
+    select custom_domain, slug from status_pages where custom_domain is not null`;
+  return new Map(rows.map((r) => [r.custom_domain, r.slug]));
 }

@@ -69,10 +69,26 @@ const autoPublish = z
     'Incidents drafted from the outages of what the page shows are published at once (and resolved when the outage ends); false: they wait as drafts for a person to publish.',
   );
 
+/** A DNS host name of two labels or more, in lower case; not an IP address. */
+export const customDomain = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(253)
+  .regex(
+    /^(?=.*[a-z])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+    'Give a host name such as status.example.com (letters, digits and hyphens, dot-separated; no scheme, port or path).',
+  )
+  .nullable()
+  .describe(
+    'A host name of its own (status.example.com): a request for it is answered with the page at `/`, behind a reverse proxy that terminates TLS (docs/status-pages.md). null: only the slug address.',
+  );
+
 export const StatusPageCreateBody = z.object({
   project_id: z.uuid(),
   title,
   description: description.default(''),
+  custom_domain: customDomain.optional(),
   groups: groups.default([]),
   auto_publish_incidents: autoPublish.default(false),
 });
@@ -82,6 +98,7 @@ export type StatusPageCreateBody = z.infer<typeof StatusPageCreateBody>;
 export const StatusPageUpdateBody = z.object({
   title: title.optional(),
   description: description.optional(),
+  custom_domain: customDomain.optional(),
   groups: groups.optional(),
   auto_publish_incidents: autoPublish.optional(),
 });
@@ -108,6 +125,7 @@ export const StatusPage = z
     title: z.string(),
     description: z.string(),
     slug: z.string().describe('The random part of the public address.'),
+    custom_domain: z.string().nullable().describe('The host name the page also answers at, at `/`; null: none.'),
     url: z.string().describe('The public address: {public_url}/status/<slug>. Anyone with it can read the page.'),
     groups: z.array(z.object({ name: z.string(), components: z.array(StatusPageComponent) })),
     overall: z

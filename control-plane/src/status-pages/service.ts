@@ -43,6 +43,19 @@ interface ProjectNow {
 
 const invalid = (field: string, message: string) => new AppError('VALIDATION', message, { [field]: [message] });
 
+/** A host name is one page's at most: another page's is a conflict naming the field. */
+async function domainTaken<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    if ((err as { constraint_name?: string }).constraint_name === 'status_pages_custom_domain_key')
+      throw new AppError('CONFLICT', 'Another status page already answers at this host name.', {
+        custom_domain: ['Another status page already answers at this host name.'],
+      });
+    throw err;
+  }
+}
+
 /** The principal given, or one that sees exactly this project (the public page). */
 const projectPrincipal = (projectId: string): Principal => ({
   userId: 'public',
@@ -171,6 +184,7 @@ async function build(ctx: ApiContext, p: Principal, pages: readonly repo.PageRec
         title: page.title,
         description: page.description,
         slug: page.slug,
+        custom_domain: page.custom_domain,
         url: `${ctx.config.PUBLIC_URL}/status/${page.slug}`,
         groups: configured,
         // Published incidents that are not resolved raise the banner by their heaviest impact.
@@ -257,11 +271,18 @@ export async function createStatusPage(ctx: ApiContext, p: Principal, body: Stat
   const id = await ctx.sql.begin(async (tx) => {
     const count = await repo.lockProjectPages(tx, body.project_id);
     if (count >= MAX_PAGES_PER_PROJECT) throw invalid('project_id', `A project has at most ${MAX_PAGES_PER_PROJECT} status pages.`);
-    const id = await repo.insertPage(
-      tx,
-      body.project_id,
-      { title: body.title, description: body.description, auto_publish_incidents: body.auto_publish_incidents },
-      ctx.now(),
+    const id = await domainTaken(
+      repo.insertPage(
+        tx,
+        body.project_id,
+        {
+          title: body.title,
+          description: body.description,
+          auto_publish_incidents: body.auto_publish_incidents,
+          custom_domain: body.custom_domain ?? null,
+        },
+        ctx.now(),
+      ),
     );
     await repo.replaceGroups(tx, id, groups);
     return id;
@@ -276,15 +297,18 @@ export async function updateStatusPage(ctx: ApiContext, p: Principal, id: string
   await ctx.sql.begin(async (tx) => {
     const page = await repo.findPage(tx, id, [...p.projectIds], true);
     if (!page) throw notFound();
-    await repo.updatePage(
-      tx,
-      id,
-      {
-        title: body.title ?? page.title,
-        description: body.description ?? page.description,
-        auto_publish_incidents: body.auto_publish_incidents ?? page.auto_publish_incidents,
-      },
-      ctx.now(),
+    await domainTaken(
+      repo.updatePage(
+        tx,
+        id,
+        {
+          title: body.title ?? page.title,
+          description: body.description ?? page.description,
+          auto_publish_incidents: body.auto_publish_incidents ?? page.auto_publish_incidents,
+          custom_domain: body.custom_domain === undefined ? page.custom_domain : body.custom_domain,
+        },
+        ctx.now(),
+      ),
     );
     if (groups) await repo.replaceGroups(tx, id, groups);
   });
@@ -359,4 +383,9 @@ export async function projectStatusPages(
   requireProject(p, projectId);
   const { items } = await repo.listPages(ctx.sql, [projectId], { page: 1, per_page: MAX_PAGES_PER_PROJECT });
   return items.map(({ id, title, slug }) => ({ id, title, slug }));
+}
+
+/** The slug of each page that answers at a host name of its own, by that name. */
+export function customDomainPages(ctx: ApiContext): Promise<Map<string, string>> {
+  return repo.customDomains(ctx.sql);
 }

@@ -38,6 +38,7 @@ interface Values {
   title: string;
   description: string;
   autoPublish: boolean;
+  customDomain: string;
   groups: GroupRow[];
 }
 
@@ -49,6 +50,7 @@ function valuesOf(page: StatusPage | undefined, projectName: string): Values {
     title: page?.title ?? projectName,
     description: page?.description ?? '',
     autoPublish: page?.auto_publish_incidents ?? false,
+    customDomain: page?.custom_domain ?? '',
     groups: (page?.groups ?? []).map((g, i) => ({
       row: i,
       name: g.name,
@@ -67,6 +69,7 @@ function formValues(form: Form): Values {
     title: text(form, 'title'),
     description: text(form, 'description'),
     autoPublish: text(form, 'auto_publish_incidents') === 'on',
+    customDomain: text(form, 'custom_domain'),
     groups: rowsOf(form, 'groups', 'name', MAX_GROUPS + 1, (at, i) => ({
       row: i,
       name: at('name').trim(),
@@ -82,7 +85,7 @@ function formValues(form: Form): Values {
 
 /** The rows the body was made of, to put the API's messages (`groups.1.components.0.id`) under the form's rows. */
 interface Read {
-  body: { title: string; description: string; auto_publish_incidents: boolean; groups: unknown[] };
+  body: { title: string; description: string; auto_publish_incidents: boolean; custom_domain: string | null; groups: unknown[] };
   groups: { row: number; name: string; components: { row: number; subject: string }[] }[];
 }
 
@@ -97,6 +100,7 @@ function read(v: Values): Read {
       title: v.title,
       description: v.description,
       auto_publish_incidents: v.autoPublish,
+      custom_domain: v.customDomain || null,
       groups: groups.map((g) => ({
         name: g.name,
         components: g.components.map((c) => ({ ...subject(c.subject), display_name: c.displayName || null, description: c.description })),
@@ -190,9 +194,10 @@ function pageForm(
   const byRow = new Map(v.groups.map((g) => [g.row, g]));
   const hasSubjects = o.subjects.monitors.length + o.subjects.heartbeats.length > 0;
   return html`<form method="post" action="${o.action}" class="form wide" novalidate>
-    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, ['title', 'description', 'groups', 'auto_publish_incidents'])}
+    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, ['title', 'description', 'custom_domain', 'groups', 'auto_publish_incidents'])}
     ${field({ name: 'title', label: 'Title', value: v.title, required: true, errors: e, autofocus: !o.editing, help: 'The heading of the public page.' })}
     ${textareaField({ name: 'description', label: 'Description (optional)', value: v.description, rows: 2, errors: e, help: 'Shown under the title.' })}
+    ${field({ name: 'custom_domain', label: 'Custom domain (optional)', value: v.customDomain, errors: e, placeholder: 'status.example.com', help: 'A host name of your own that shows this page at its root; point it at the reverse proxy in front of this service (docs/status-pages.md).' })}
     <fieldset class="stack">
       <legend>What it shows</legend>
       <p class="help">

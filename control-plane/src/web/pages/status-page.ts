@@ -15,12 +15,13 @@ import { namesOf, publicIncidents, RECENT_DAYS, type PublicIncident } from '../.
 import { impactPill, statusPill, timeline } from '../incident-timeline.ts';
 import { uptimeBars } from '../bars.ts';
 import { formatDuration, formatUptime, heartbeatPill, monitorPill, timeTag } from '../components.ts';
-import { queryText, sendHtml, type WebDeps } from '../context.ts';
-import { renderError } from '../errors.ts';
+import type { WebDeps } from '../context.ts';
 import { html, raw, type Html } from '../html.ts';
 import { publicPage } from '../layout.ts';
 import { projectPrincipal } from '../public-principal.ts';
 import { urls } from '../urls.ts';
+import type { Rendered } from '../../status-pages/snapshots.ts';
+import { publicStatusPages } from './status-page-serve.ts';
 
 const DAYS = 90;
 
@@ -203,50 +204,50 @@ function maintenance(list: readonly Announcement[], names: ReadonlyMap<string, s
  * uptime, one banner for them all, maintenance ahead and ongoing incidents of what it shows. No
  * URLs, settings or error texts: only names, states, daily uptime and when incidents were, with
  * the kind of their cause (never its text). Nothing of a monitor the page does not show.
+ * Rendered once per change (or maximum age) and served from a snapshot: status-page-serve.ts.
  */
-export function statusPageRoutes(app: App, deps: WebDeps): void {
+export async function renderStatusPage(deps: WebDeps, slug: string): Promise<Rendered | undefined> {
   const { ctx } = deps;
-  app.get('/status/:slug', async (req, reply) => {
-    const slug = (req.params as { slug: string }).slug;
-    const found = /^[A-Za-z0-9_-]{22}$/.test(slug) ? await publicStatusPage(ctx, slug) : undefined;
-    if (!found) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
-    const { page, groups } = found;
-    const principal = projectPrincipal(page.project_id);
-    const now = ctx.now();
-    const shown = groups.flatMap((g) => g.components);
-    const names = new Map(shown.map((c) => [`${c.type}:${c.id}`, shownName(c)]));
-    const monitorIds = shown.filter((c) => c.type === 'monitor').map((c) => c.id);
-    const [open, uptime, past, written] = await Promise.all([
-      projectOpenIncidents(ctx, principal, page.project_id),
-      projectDailyUptime(ctx, principal, page.project_id, monitorIds, DAYS),
-      projectRecentIncidents(ctx, principal, page.project_id, monitorIds, DAYS),
-      publicIncidents(ctx, page.id, namesOf(shown), now),
-    ]);
-    const history: History = { uptime, past, now };
-    const body = html`${banner(page.overall.level, page.overall.text)} ${maintenance(found.maintenance, names)}
-      ${ongoing(
-        written.ongoing,
-        open.filter((i) => names.has(`monitor:${i.monitor_id}`)),
-        names,
-        slug,
-        now,
-      )}
-      ${groups.length > 0 ? groups.map((g, i) => groupSection(g, i, history)) : html`<p class="muted">Nothing is shown on this page yet.</p>`}
-      ${recentlyResolved(written.recent, slug)}
-      <p class="powered">
-        <a href="${urls.statusHistory(slug)}">Incident history</a> · Updated ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC ·
-        refreshes on its own
-      </p>`;
-    if (queryText(req, 'fragment')) return sendHtml(reply, body);
-    return sendHtml(
-      reply.header('cache-control', 'no-store'),
-      publicPage(
-        deps.assets,
-        `${page.title} status`,
-        html`${publicHead(page, slug, true)}
-          <main id="main" data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</main>`,
-        raw('<meta name="robots" content="noindex">'),
-      ),
-    );
-  });
+  const found = await publicStatusPage(ctx, slug);
+  if (!found) return undefined;
+  const { page, groups } = found;
+  const principal = projectPrincipal(page.project_id);
+  const now = ctx.now();
+  const shown = groups.flatMap((g) => g.components);
+  const names = new Map(shown.map((c) => [`${c.type}:${c.id}`, shownName(c)]));
+  const monitorIds = shown.filter((c) => c.type === 'monitor').map((c) => c.id);
+  const [open, uptime, past, written] = await Promise.all([
+    projectOpenIncidents(ctx, principal, page.project_id),
+    projectDailyUptime(ctx, principal, page.project_id, monitorIds, DAYS),
+    projectRecentIncidents(ctx, principal, page.project_id, monitorIds, DAYS),
+    publicIncidents(ctx, page.id, namesOf(shown), now),
+  ]);
+  const history: History = { uptime, past, now };
+  const body = html`${banner(page.overall.level, page.overall.text)} ${maintenance(found.maintenance, names)}
+    ${ongoing(
+      written.ongoing,
+      open.filter((i) => names.has(`monitor:${i.monitor_id}`)),
+      names,
+      slug,
+      now,
+    )}
+    ${groups.length > 0 ? groups.map((g, i) => groupSection(g, i, history)) : html`<p class="muted">Nothing is shown on this page yet.</p>`}
+    ${recentlyResolved(written.recent, slug)}
+    <p class="powered">
+      <a href="${urls.statusHistory(slug)}">Incident history</a> · Updated ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC ·
+      refreshes on its own
+    </p>`;
+  const full = publicPage(
+    deps.assets,
+    `${page.title} status`,
+    html`${publicHead(page, slug, true)}
+      <main id="main" data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</main>`,
+    raw('<meta name="robots" content="noindex">'),
+  );
+  return { pageId: page.id, projectId: page.project_id, full: full.value, fragment: body.value };
+}
+
+export function statusPageRoutes(app: App, deps: WebDeps): void {
+  const serve = publicStatusPages(app, deps, (slug) => renderStatusPage(deps, slug));
+  app.get('/status/:slug', async (req, reply) => serve(req, reply, (req.params as { slug: string }).slug));
 }

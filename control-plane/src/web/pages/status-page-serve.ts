@@ -1,0 +1,130 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../../platform/http/context.ts';
+import { customDomainPages } from '../../status-pages/service.ts';
+import { httpDate, notModified, snapshotCache, type Rendered } from '../../status-pages/snapshots.ts';
+import { queryText, sendHtml, type WebDeps } from '../context.ts';
+import { renderError } from '../errors.ts';
+
+/** Where the database announces a change to what a status page shows (migration 0030). */
+export const STATUS_PAGE_CHANGES = 'status_page_changes';
+
+export type ServeStatusPage = (req: FastifyRequest, reply: FastifyReply, slug: string) => Promise<FastifyReply>;
+
+const SLUG = /^[A-Za-z0-9_-]{22}$/;
+
+/** The host name of a Host header, lower case, without its port; undefined when there is none. */
+export function hostName(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
+  return h.replace(/:\d*$/, '').replace(/\.$/, '');
+}
+
+/** A DNS name (not an IP address, not a single label such as localhost). */
+const isDomainName = (host: string) => /^(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*$/.test(host);
+
+/** Whether Accept-Encoding takes gzip (not refused with q=0). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== 'x-gzip' && coding !== '*') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+/**
+ * Serves public status pages from snapshots (ADR 0039): one render per change or maximum age,
+ * whatever the number of viewers. Changes arrive through LISTEN/NOTIFY from triggers on what
+ * pages show, so any writer's change (an API edit, a check result, a deadline actor) drops the
+ * snapshot at once; when the listening connection comes back, every snapshot is dropped, since
+ * what was announced while it was away is lost.
+ */
+export function publicStatusPages(app: App, deps: WebDeps, render: (slug: string) => Promise<Rendered | undefined>): ServeStatusPage {
+  const { ctx } = deps;
+  const maxAgeMs = ctx.config.STATUS_PAGE_MAX_AGE_SECONDS * 1000;
+  const log = ctx.log.child({ component: 'status-page-snapshots' });
+  const cache = snapshotCache({
+    render,
+    now: () => ctx.now().getTime(),
+    maxAgeMs,
+    maxPages: ctx.config.STATUS_PAGE_CACHE_PAGES,
+    onError: (err, key) => log.warn({ err, slug: key }, 'status page not rendered again; the previous one is served'),
+  });
+  if (maxAgeMs > 0) {
+    const onChange = (payload: string) => {
+      const [kind, id] = payload.split(':');
+      if (!id) return;
+      domainsStale = true;
+      if (kind === 'project') cache.invalidate({ projectId: id });
+      else if (kind === 'page') cache.invalidate({ pageId: id });
+    };
+    const listening = ctx.sql
+      .listen(STATUS_PAGE_CHANGES, onChange, () => cache.clear())
+      .catch((err: unknown) => {
+        log.warn({ err }, 'not listening for status page changes; pages refresh at their maximum age only');
+        return undefined;
+      });
+    app.addHook('onClose', async () => {
+      await (await listening)?.unlisten().catch(() => {});
+    });
+  }
+  // Host names of pages, read again after any announced change (and on every request without the change feed).
+  let domains: Map<string, string> | undefined;
+  let domainsStale = true;
+  let domainsLoading: Promise<Map<string, string>> | undefined;
+  const domainMap = (): Promise<Map<string, string>> => {
+    if (domains && !domainsStale && maxAgeMs > 0) return Promise.resolve(domains);
+    domainsLoading ??= (async () => {
+      domainsStale = false;
+      try {
+        domains = await customDomainPages(ctx);
+        return domains;
+      } finally {
+        domainsLoading = undefined;
+      }
+    })();
+    return domainsLoading;
+  };
+  const ownHost = new URL(ctx.config.PUBLIC_URL).hostname.toLowerCase();
+
+  // A request for `/` at another host name than the app's is a page's custom domain, or nothing:
+  // the Host header only picks which page is shown (the snapshot is the page's, whatever the host).
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return;
+    if (req.url !== '/' && !req.url.startsWith('/?')) return;
+    const host = hostName(req.headers.host);
+    if (host === undefined || host === ownHost || !isDomainName(host)) return;
+    const slug = (await domainMap()).get(host);
+    if (!slug) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
+    return serve(req, reply, slug);
+  });
+
+  const sMaxAge = Math.max(1, Math.min(10, ctx.config.STATUS_PAGE_MAX_AGE_SECONDS));
+
+  const serve: ServeStatusPage = async (req, reply, slug) => {
+    const snapshot = !SLUG.test(slug) ? undefined : maxAgeMs > 0 ? await cache.get(slug) : await fresh(render, slug);
+    if (!snapshot) return sendHtml(reply, renderError(deps, 404, 'There is no status page at this address.'), 404);
+    const v = queryText(req, 'fragment') ? snapshot.fragment : snapshot.full;
+    const gzipped = acceptsGzip(req.headers['accept-encoding']);
+    void reply
+      .header('cache-control', `public, max-age=${sMaxAge}, stale-while-revalidate=30`)
+      .header('etag', gzipped ? v.gzipEtag : v.etag)
+      .header('last-modified', httpDate(snapshot.renderedAt))
+      .header('vary', 'accept-encoding');
+    if (notModified(req.headers, [v.etag, v.gzipEtag], snapshot.renderedAt)) return reply.code(304).send();
+    if (gzipped) void reply.header('content-encoding', 'gzip');
+    return reply
+      .code(200)
+      .header('content-type', 'text/html; charset=utf-8')
+      .send(gzipped ? v.gzip : v.body);
+  };
+
+  return serve;
+
+  async function fresh(r: typeof render, slug: string) {
+    const once = snapshotCache({ render: r, now: () => ctx.now().getTime(), maxAgeMs: 0, maxPages: 1 });
+    return once.get(slug);
+  }
+}
