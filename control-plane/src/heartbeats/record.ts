@@ -40,8 +40,24 @@ export function toDate(pg: string | null): Date | null {
 }
 export const toIso = (d: Date | null): string | null => d && d.toISOString();
 
+/** The columns of a heartbeats row the rules read. */
+export type StateRow = Pick<
+  HeartbeatRecord,
+  | 'status'
+  | 'next_ping_at'
+  | 'last_ping_at'
+  | 'last_ping_kind'
+  | 'started_at'
+  | 'down_since'
+  | 'grace_period'
+  | 'cron_schedule'
+  | 'timezone'
+  | 'period'
+  | 'active'
+>;
+
 /** The rules' view of a heartbeats row. */
-export function stateOf(r: HeartbeatRecord): HeartbeatState {
+export function stateOf(r: StateRow): HeartbeatState {
   return {
     status: r.status,
     next_ping_at: toDate(r.next_ping_at),
