@@ -103,9 +103,19 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
         .filter(([, h]) => renewDue(h.writtenAt, performance.now(), timing))
         .map(async ([p, h]) => {
           const sentAt = performance.now();
+          // A lease that lapsed while its renewal was on its way is not taken up again: while
+          // it had lapsed the work on it stopped judging (deadlines that came due were let go),
+          // so it is given up, to be taken anew (at the revision written), which loads the
+          // partition again.
+          const settle = (revision: number) => {
+            if (performance.now() < h.validUntil) held.set(p, lease(revision, sentAt));
+            else {
+              held.set(p, { ...h, revision });
+              failed.push(p);
+            }
+          };
           try {
-            const revision = await kv.update(partitionKey(p), value, h.revision, timing.requestTimeoutMs);
-            held.set(p, lease(revision, sentAt));
+            settle(await kv.update(partitionKey(p), value, h.revision, timing.requestTimeoutMs));
           } catch (err) {
             // An answer that did not come in time (a busy server or connection) may hide a
             // write that was made: the key tells. Written after `sentAt`, its TTL cannot run
@@ -114,7 +124,7 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
             const entry = await within(kv.get(partitionKey(p)), timing.requestTimeoutMs).catch(() => undefined);
             if (entry === undefined && performance.now() < h.validUntil) return;
             if (entry?.operation === 'PUT' && entry.string() === value) {
-              held.set(p, lease(entry.revision, sentAt));
+              settle(entry.revision);
               return;
             }
             failure = err;

@@ -29,7 +29,9 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  */
 export async function* pagedKeys(nc: NatsConnection, bucket: string, page = 10_000): AsyncIterable<string> {
   const prefix = `$KV.${bucket}.`;
-  const consumer = await jetstream(nc).consumers.get(`KV_${bucket}`, {
+  // Starting the consumer makes the server count the last message of every key: seconds for a
+  // million of them on a busy server, past the API's default timeout.
+  const consumer = await jetstream(nc, { timeout: 30_000 }).consumers.get(`KV_${bucket}`, {
     filter_subjects: `${prefix}>`,
     deliver_policy: DeliverPolicy.LastPerSubject,
     headers_only: true,

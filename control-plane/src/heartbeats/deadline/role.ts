@@ -28,6 +28,7 @@ import { createDeadlineTimers, type DeadlineTimers } from './timers.ts';
 
 export const DEADLINE_ROLE = 'deadline';
 const RETRY_MS = 2_000;
+const RELOAD_MS = 10_000;
 
 export interface DeadlineOptions {
   sql: Sql;
@@ -223,7 +224,9 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
         let project = projects.get(r.project_id);
         if (project === undefined) projects.set(r.project_id, (project = r.project_id));
         wanted.set(r.id, project);
-        if (!holds(r.partition)) continue;
+        // Armed whether or not the lease is confirmed at this instant (it may be being renewed
+        // on a busy server): a deadline is judged only by a holder (onDue), and a partition
+        // given up takes its timers with it.
         const timers = held.get(r.partition)?.timers;
         if (!timers) continue;
         const due = r.active ? (deadlineOf(stateOf(r))?.getTime() ?? null) : null;
@@ -236,11 +239,25 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     const armedMs = performance.now() - t0;
     // Every partition held takes the whole key listing's time: no hashing when this is all of them.
     const all = scope.size === opts.partitions;
-    const kv = await projection.reconcile(wanted, (id) => {
-      if (all) return true;
-      const p = partitionOf(id);
-      return scope.has(p) && still(p);
-    });
+    let kv: { puts: number; deletes: number };
+    try {
+      kv = await projection.reconcile(wanted, (id) => {
+        if (all) return true;
+        const p = partitionOf(id);
+        return scope.has(p) && still(p);
+      });
+    } catch (err) {
+      // The deadlines are armed, so the partitions stay; their keys are made right by loading
+      // them again a little later (a busy NATS server may take long to list a million keys).
+      log.warn({ err, partitions: ps }, 'KV keys of the partitions not reconciled; loading them again shortly');
+      const timer = setTimeout(() => {
+        retries.delete(timer);
+        const again = ps.filter((p) => held.has(p) && still(p));
+        void load(again, false, still).catch((e: unknown) => log.error({ err: e, partitions: again }, 'loading partitions again failed'));
+      }, RELOAD_MS);
+      retries.add(timer);
+      kv = { puts: 0, deletes: 0 };
+    }
     log.info(
       {
         partitions: ps,
