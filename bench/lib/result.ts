@@ -17,6 +17,7 @@ export const parts = [
   'cli',
   'maintenance',
   'alerts',
+  'heartbeat-scale',
 ] as const;
 export type Part = (typeof parts)[number];
 
