@@ -133,7 +133,7 @@ await runPart('heartbeat-scale', 'Heartbeats at scale', async (ctx) => {
         armed === armable
       )
         return { all, ok: true, state: '' };
-      if (process.env.HB_DEBUG)
+      if (process.env.BENCH_LOG_LEVEL === 'debug')
         ctx.log(
           all
             .map((s) => `[${s.owned.join(',')}] armed ${s.armed} loading ${s.loading} loop ${Math.round(s.loopDelayMaxMs)} ms`)
@@ -234,12 +234,6 @@ await runPart('heartbeat-scale', 'Heartbeats at scale', async (ctx) => {
     const backlog = await outstanding();
     const drainFrom = performance.now();
     for (const deadline = drainFrom + 300_000; (await outstanding()) > 0;) {
-      if (process.env.HB_DEBUG)
-        ctx.log(
-          all
-            .map((s) => `[${s.owned.join(',')}] armed ${s.armed} loading ${s.loading} loop ${Math.round(s.loopDelayMaxMs)} ms`)
-            .join(' | '),
-        );
       if (performance.now() > deadline) throw new Error('the ping backlog was not applied within 300 s');
       await sleep(200);
     }
