@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- <part>...] [--quick] [--report]`: runs the parts (all by default), each in a
  * process of its own, then regenerates BENCHMARKS.md from every file in bench/results/.
- * --report only regenerates BENCHMARKS.md. Parts: checks, check-types, schedule, pings, misses, apply, ingest, agent-memory, first-check, cli, maintenance, alerts, status-page.
+ * --report only regenerates BENCHMARKS.md. Parts: checks, check-types, schedule, pings, misses, apply, ingest, agent-memory, first-check, cli, maintenance, alerts, status-page, heartbeat-scale.
  */
 import { spawn } from 'node:child_process';
 import { scriptPath } from './lib/child.ts';

@@ -89,7 +89,12 @@ export function startScript<R>(script: string, args: string[], opts: ScriptOptio
               clearTimeout(t);
               res(m as A);
             });
-            child.send(message);
+            // A child that ended meanwhile: the request fails rather than the part.
+            child.send(message, (err) => {
+              if (!err) return;
+              clearTimeout(t);
+              rej(err);
+            });
           }),
         stop() {
           stopping ??= (async () => {

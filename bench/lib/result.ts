@@ -18,6 +18,7 @@ export const parts = [
   'maintenance',
   'alerts',
   'status-page',
+  'heartbeat-scale',
 ] as const;
 export type Part = (typeof parts)[number];
 

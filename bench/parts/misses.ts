@@ -3,8 +3,8 @@
  * event on EVENTS, with many expiring in the same second, and the deadline role's memory per
  * heartbeat; against a poller that asks the database every second.
  */
-import { availableParallelism } from 'node:os';
-import { performance } from 'node:perf_hooks';
+import { availableParallelism, loadavg } from 'node:os';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createUser } from '../../control-plane/src/accounts/service.ts';
 import { startDeadline, type Deadline } from '../../control-plane/src/heartbeats/deadline/role.ts';
@@ -13,13 +13,27 @@ import { ensureStreams } from '../../shared/src/provision.ts';
 import { benchDatabase, benchLog, benchNats, natsServer, postgresServer } from '../lib/infra.ts';
 import { runPart } from '../lib/part.ts';
 import { cpuUsByCommand } from '../lib/proc.ts';
-import { startProfiling } from '../lib/profile.ts';
-import { round, sig, summarize } from '../lib/stats.ts';
+import { startProfiling, type ProfileSummary } from '../lib/profile.ts';
+import { median, round, sig, summarize, type Summary } from '../lib/stats.ts';
 import { awaitDownEvents, expireAt, insertQuiet, startPoller } from './misses-setup.ts';
 
 const partitions = 16;
-const goals = { p99: 100, max: 1_000, bytes: 200 };
+const goals = { p99: 100, max: 1_000, bytes: 200, rounds: 9 };
 const serverCommands = ['postgres', 'nats-server'];
+
+type Round = Summary & {
+  missing: number;
+  /** Down events a second, first to last. */
+  rate: number;
+  /** How long before the graces ran out the role had taken the changes in. */
+  spareMs: number;
+  load: number;
+  /** CPU per down event, µs. */
+  cost: { role: number; postgres: number; nats: number };
+  /** Garbage collections of the role's process from the first grace running out to the last event. */
+  gc: { count: number; ms: number; maxMs: number };
+  profile?: ProfileSummary;
+};
 
 const perSecond = (r: { delays: Float64Array; firstAt: number; lastAt: number }) =>
   (1000 * r.delays.length) / Math.max(1, r.lastAt - r.firstAt);
@@ -46,6 +60,9 @@ await runPart('misses', 'Miss detection', async (ctx) => {
   const q = ctx.quick;
   const total = q ? 20_000 : 100_000;
   const expiring = q ? 2_000 : 10_000;
+  const rounds = q ? 3 : 10;
+  // Ahead of the graces running out: time for the role to take each change in.
+  const takeInMs = q ? 4_000 : 8_000;
   const adminUrl = await postgresServer(ctx);
   const natsUrl = await natsServer(ctx);
   const db = await benchDatabase(ctx, adminUrl);
@@ -99,66 +116,100 @@ await runPart('misses', 'Miss detection', async (ctx) => {
   const bytes = ((await heapUsed()) - heap0) / total;
   ctx.log(`loaded ${total} heartbeats in ${round(loadS, 1)} s; ${Math.round(bytes)} bytes each`);
 
-  const pick = async (n: number) =>
-    ((await db.sql`select id from heartbeats where status = 'up' order by id limit ${n}`) as unknown as { id: string }[]).map((r) => r.id);
-  const ids = await pick(expiring);
+  // Every round takes heartbeats of its own, in id order.
+  const order = ((await db.sql`select id from heartbeats where status = 'up' order by id`) as unknown as { id: string }[]).map((r) => r.id);
+  if (order.length < rounds * expiring) throw new Error(`${order.length} heartbeats for ${rounds} rounds of ${expiring}`);
+  const slice = (round: number) => order.slice(round * expiring, (round + 1) * expiring);
 
-  await role.stop();
+  // Collections of this process (the role's), with their instants, to be told per round.
+  const gcs: { at: number; ms: number; kind: number }[] = [];
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries())
+      gcs.push({ at: e.startTime, ms: e.duration, kind: (e as { detail?: { kind?: number } }).detail?.kind ?? 0 });
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
+  ctx.cleanup(() => gcObserver.disconnect());
 
-  // The measured expiry: the role is restarted, loads the late heartbeats with every other and
-  // must notice their grace running out within one second, well after it finished loading.
-  const at = Math.ceil((Date.now() + loadS * 1000 * 2 + 10_000) / 1000) * 1000;
-  const due = await expireAt(db.sql, ids, at, false);
-  const events = awaitDownEvents(nc, names, due, at - Date.now() + 60_000);
-  await nc.flush();
-  role = await start();
-  await until(`${total} armed deadlines`, () => role.stats().armed >= total, Math.max(0, at - Date.now()));
-  const spareMs = at - Date.now();
-  // Profiled from a second before the graces run out until the last event, not during the load.
-  await new Promise((r) => setTimeout(r, Math.max(0, at - 1_000 - Date.now())));
-  const stopProfiling = q ? undefined : await startProfiling(1_000);
-  // CPU of this process and of every Postgres and nats-server process, from the first grace
-  // running out to the last down event: what each event costs the machine.
-  await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
-  const cpuFrom = { self: process.cpuUsage(), others: cpuUsByCommand(serverCommands) };
-  const ours = { ...(await events), spareMs };
-  const self = process.cpuUsage(cpuFrom.self);
-  const others = cpuUsByCommand(serverCommands);
-  const perEvent = (us: number) => us / Math.max(1, ours.delays.length);
-  const cost = {
-    role: perEvent(self.user + self.system),
-    postgres: perEvent(others.postgres! - cpuFrom.others.postgres!),
-    nats: perEvent(others['nats-server']! - cpuFrom.others['nats-server']!),
-  };
-  const costTotal = cost.role + cost.postgres + cost.nats;
-  const cores = availableParallelism();
-  ctx.log(`CPU per down event: role ${round(cost.role)} µs, Postgres ${round(cost.postgres)} µs, nats-server ${round(cost.nats)} µs`);
-  const profile = await stopProfiling?.('misses-deadline');
-  const s = summarize(ours.delays);
-  ctx.log(
-    `down events: p50 ${round(s.p50)} p99 ${round(s.p99)} max ${round(s.max)} ms, ${ours.missing} missing (loaded ${round(ours.spareMs / 1000, 1)} s ahead)`,
-  );
-  const p99Met = s.p99 <= goals.p99 && ours.missing === 0;
-  const maxMet = s.max <= goals.max && ours.missing === 0;
-  if (!p99Met) {
-    ctx.notes.push(
-      `CPU per down event while they were raised: ${Math.round(cost.role)} µs in the deadline role's process (bench subscriber included), ${Math.round(cost.postgres)} µs in Postgres, ${Math.round(cost.nats)} µs in nats-server: ${Math.round(costTotal)} µs, so ${cores} cores raise at most ~${Math.round((cores * 1e6) / costTotal).toLocaleString('en')} a second with nothing else running, against ${expiring.toLocaleString('en')} arriving within one second. The backlog that builds while they arrive is the p99.`,
+  /**
+   * One round: `ids` made late the way an API update does (the change trigger tells the role,
+   * which re-reads each and arms its deadline), their grace running out within one second some
+   * seconds later, while the role runs as it has since its start.
+   */
+  const measure = async (ids: readonly string[], profileName?: string): Promise<Round> => {
+    const steps0 = role.stats().steps;
+    const at = Math.ceil((Date.now() + takeInMs) / 1000) * 1000;
+    const due = await expireAt(db.sql, ids, at, true);
+    const events = awaitDownEvents(nc, names, due, at - Date.now() + 60_000);
+    await nc.flush();
+    // The role has taken every change in (a step each) and is idle before the graces run out;
+    // a round where it has not is measured all the same, and says so.
+    const takenIn = () => role.stats().steps - steps0 >= ids.length && role.stats().actors === 0;
+    while (!takenIn() && Date.now() < at) await new Promise((r) => setTimeout(r, 20));
+    const spareMs = takenIn() ? at - Date.now() : -1;
+    await new Promise((r) => setTimeout(r, Math.max(0, at - 1_000 - Date.now())));
+    const stopProfiling = profileName ? await startProfiling(1_000) : undefined;
+    // CPU of this process and of every Postgres and nats-server process, from the first grace
+    // running out to the last down event: what each event costs the machine.
+    await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+    const load = loadavg()[0]!;
+    const from = { self: process.cpuUsage(), others: cpuUsByCommand(serverCommands), perf: performance.now() };
+    const got = await events;
+    const self = process.cpuUsage(from.self);
+    const others = cpuUsByCommand(serverCommands);
+    const until_ = performance.now();
+    const perEvent = (us: number) => us / Math.max(1, got.delays.length);
+    const cost = {
+      role: perEvent(self.user + self.system),
+      postgres: perEvent(others.postgres! - from.others.postgres!),
+      nats: perEvent(others['nats-server']! - from.others['nats-server']!),
+    };
+    const profile = await stopProfiling?.(profileName!);
+    const inWindow = gcs.filter((g) => g.at >= from.perf - 50 && g.at <= until_);
+    const s = summarize(got.delays);
+    const r: Round = {
+      ...s,
+      missing: got.missing,
+      rate: perSecond(got),
+      spareMs,
+      load,
+      cost,
+      gc: { count: inWindow.length, ms: inWindow.reduce((t, g) => t + g.ms, 0), maxMs: Math.max(0, ...inWindow.map((g) => g.ms)) },
+      ...(profile ? { profile } : {}),
+    };
+    ctx.log(
+      `round${profileName ? ' (profiled)' : ''}: p50 ${round(s.p50)} p99 ${round(s.p99)} max ${round(s.max)} ms, ${got.missing} missing; CPU/event role ${Math.round(cost.role)} µs, Postgres ${Math.round(cost.postgres)} µs, nats ${Math.round(cost.nats)} µs; GC ${r.gc.count} pauses ${round(r.gc.ms)} ms (max ${round(r.gc.maxMs)}); load ${round(load)}; spare ${round(spareMs / 1000, 1)} s`,
     );
+    return r;
+  };
+
+  const results: Round[] = [];
+  for (let i = 0; i < rounds; i++) {
+    results.push(await measure(slice(i)));
+    // The next round starts from a quiet process: the last events' publishing and marking done.
+    await new Promise((r) => setTimeout(r, 1_000));
   }
-  if (profile && (!p99Met || !maxMet)) {
-    ctx.limits.push({
-      title: `the deadline role's process while ${expiring.toLocaleString('en')} graces run out in one second (profiled while measured, from a second before, 1 kHz sampling)`,
-      profile,
-    });
-  }
+  const p99Met = (r: Round) => r.p99 <= goals.p99 && r.missing === 0;
+  const met = results.filter(p99Met).length;
+  // A round of its own, profiled (the profiler slows the process it samples), when one missed.
+  // It takes the first round's heartbeats again, made up first (a down period still open would
+  // raise no second down event).
+  const again = async (ids: string[]) => {
+    const steps0 = role.stats().steps;
+    await db.sql`
+      update heartbeats set status = 'up', down_since = null, next_ping_at = now() + interval '1 hour', updated_at = now()
+      where id = any(${db.sql.array(ids)}::uuid[])`;
+    await until('the heartbeats made up again', () => role.stats().steps - steps0 >= ids.length && role.stats().actors === 0, 60_000);
+    return ids;
+  };
+  const profiledRound = !q && met < rounds ? await measure(await again(slice(0)), 'misses-deadline') : undefined;
   await role.stop();
 
-  // Baseline: the same expiry, noticed by polling.
+  // Baseline: the same expiry, noticed by polling (the first round's heartbeats, late again).
   const poller = startPoller(db.sql, nc, names);
   const polled = await (async () => {
     try {
       const at = Math.ceil((Date.now() + 3_000) / 1000) * 1000;
-      const due = await expireAt(db.sql, await pick(expiring), at, false);
+      const due = await expireAt(db.sql, slice(0), at, false);
       const events = awaitDownEvents(nc, names, due, at - Date.now() + 60_000);
       await nc.flush();
       return await events;
@@ -169,43 +220,73 @@ await runPart('misses', 'Miss detection', async (ctx) => {
   const b = summarize(polled.delays);
   ctx.log(`poller: p50 ${round(b.p50)} p99 ${round(b.p99)} max ${round(b.max)} ms, ${polled.missing} missing`);
 
+  const mid = (f: (r: Round) => number) => median(results.map(f));
+  const list = (f: (r: Round) => number, digits = 0) => results.map((r) => round(f(r), digits)).join(', ');
+  const costOf = (r: Round) => r.cost.role + r.cost.postgres + r.cost.nats;
+  const cores = availableParallelism();
   ctx.method.push(
-    `${total.toLocaleString('en')} heartbeats (grace 60 s) in one project, held by one deadline role (\`startDeadline\`, ${partitions} partitions, all leased by this process). ${expiring.toLocaleString('en')} of them are late, their grace running out within one second, some seconds after the role (restarted) has loaded them all.`,
+    `${total.toLocaleString('en')} heartbeats (grace 60 s) in one project, held by one deadline role (\`startDeadline\`, ${partitions} partitions, all leased by this process), started once and loaded before the rounds.`,
+    `${rounds} consecutive rounds in that one role process, each on ${expiring.toLocaleString('en')} heartbeats of its own: they are made late the way an API update does (updated_at bumped: the change trigger tells the role, which re-reads each and arms its deadline), their grace running out within one second ${takeInMs / 1000} s or so later; the next round starts a second after the last event of the one before. The goal is counted over the ${rounds} rounds.`,
     'Delay = arrival of the heartbeat.down message on EVENTS (a core subscription to its subject) − the instant next_ping_at + grace. Each transition is committed in Postgres and published through the outbox before it is seen.',
+    'Per round: CPU per down event of this process (the role, the bench subscriber included) and of every `postgres` and `nats-server` process (from `/proc`), from the first grace running out to the last event; the garbage collections of this process in that window (`PerformanceObserver`, entry type gc); the load average (1 min) as the graces ran out.',
     'Memory = heap used after forced collections with every heartbeat loaded (`armed`) − heap used by the role with none, / heartbeats. Floor: one setTimeout per heartbeat holding its id.',
-    `Baseline: a poller that runs \`update … set status = 'down' where grace ran out returning …\` every second and publishes the events (what polling monitors do), on ${expiring.toLocaleString('en')} other heartbeats expiring in one second.`,
+    `Baseline: a poller that runs \`update … set status = 'down' where grace ran out returning …\` every second and publishes the events (what polling monitors do), on ${expiring.toLocaleString('en')} heartbeats expiring in one second (the first round's, late again, the role stopped).`,
   );
+  const of = `, median of ${rounds} rounds`;
   ctx.figures.push(
     {
-      metric: 'Down event after grace ran out, p50',
-      value: round(s.p50, 1),
+      metric: `Down event after grace ran out, p50${of}`,
+      value: round(
+        mid((r) => r.p50),
+        1,
+      ),
       unit: 'ms',
       baseline: { label: 'poll every second', value: round(b.p50, 1) },
-      ratio: sig(s.p50 / b.p50),
+      ratio: sig(mid((r) => r.p50) / b.p50),
     },
     {
-      metric: 'Down event after grace ran out, p99',
-      value: round(s.p99, 1),
+      metric: `Down event after grace ran out, p99${of}`,
+      value: round(
+        mid((r) => r.p99),
+        1,
+      ),
       unit: 'ms',
       baseline: { label: 'poll every second', value: round(b.p99, 1) },
-      ratio: sig(s.p99 / b.p99),
+      ratio: sig(mid((r) => r.p99) / b.p99),
     },
     {
-      metric: 'Down event after grace ran out, max',
-      value: round(s.max, 1),
+      metric: `Down event after grace ran out, max${of}`,
+      value: round(
+        mid((r) => r.max),
+        1,
+      ),
       unit: 'ms',
       baseline: { label: 'poll every second', value: round(b.max, 1) },
-      ratio: sig(s.max / b.max),
+      ratio: sig(mid((r) => r.max) / b.max),
     },
-    { metric: 'Down events missing', value: ours.missing, unit: '', baseline: { label: 'poll every second', value: polled.missing } },
+    ...results.map((r, i) => ({
+      metric: `Round ${i + 1}: p99 (p50 ${round(r.p50)}, max ${round(r.max)} ms; CPU per event ${Math.round(costOf(r))} µs; ${r.gc.count} GC pauses, ${round(r.gc.ms, 1)} ms in all, longest ${round(r.gc.maxMs, 1)} ms; load ${round(r.load, 2)})`,
+      value: round(r.p99, 1),
+      unit: 'ms',
+    })),
     {
-      metric: 'Down events per second, from the first to the last',
-      value: Math.round(perSecond(ours)),
+      metric: 'Down events missing, all rounds',
+      value: results.reduce((t, r) => t + r.missing, 0),
+      unit: '',
+      baseline: { label: 'poll every second', value: polled.missing },
+    },
+    {
+      metric: `Down events per second, from the first to the last${of}`,
+      value: Math.round(mid((r) => r.rate)),
       unit: 'events/s',
       baseline: { label: 'poll every second', value: Math.round(perSecond(polled)) },
-      ratio: sig(perSecond(ours) / perSecond(polled)),
+      ratio: sig(mid((r) => r.rate) / perSecond(polled)),
     },
-    { metric: 'CPU per down event: deadline role + Postgres + nats-server', value: Math.round(costTotal), unit: 'µs' },
+    {
+      metric: `CPU per down event: deadline role + Postgres + nats-server${of} (${list(costOf)} µs)`,
+      value: Math.round(mid(costOf)),
+      unit: 'µs',
+    },
     {
       metric: 'Heap per heartbeat held by the deadline role',
       value: Math.round(bytes),
@@ -220,25 +301,38 @@ await runPart('misses', 'Miss detection', async (ctx) => {
     },
     { metric: 'Partition leases lost by the only deadline process (all its partitions at once)', value: leaseLosses, unit: 'times' },
   );
+  if (profiledRound?.profile) {
+    ctx.limits.push({
+      title: `the deadline role's process while ${expiring.toLocaleString('en')} graces run out in one second (a round of its own after the ${rounds}, profiled from a second before, 1 kHz sampling, not counted: p99 ${round(profiledRound.p99)} ms; CPU per event: role ${Math.round(profiledRound.cost.role)} µs, Postgres ${Math.round(profiledRound.cost.postgres)} µs, nats-server ${Math.round(profiledRound.cost.nats)} µs, so ${cores} cores raise at most ~${Math.round((cores * 1e6) / costOf(profiledRound)).toLocaleString('en')} a second with nothing else running)`,
+      profile: profiledRound.profile,
+    });
+  }
   if (leaseLosses > 0)
     ctx.notes.push(
       `The deadline role, the only one, lost all its partition leases ${leaseLosses} time(s) (it logs "partition leases lost: not renewed in time") and took them back; while it held none it watched no deadline.`,
     );
-  if (ours.spareMs < 0) ctx.notes.push('The role had not loaded every heartbeat when the graces ran out: the delays include that.');
-  else ctx.notes.push(`The role had loaded every heartbeat ${round(ours.spareMs / 1000, 1)} s before the graces ran out.`);
+  const late = results.filter((r) => r.spareMs < 0).length;
+  ctx.notes.push(
+    late > 0
+      ? `In ${late} round(s) the role had not taken every change in when the graces began to run out: their delays include that.`
+      : `The role had taken every round's changes in ${list((r) => r.spareMs / 1000, 1)} s before its graces ran out.`,
+  );
+  const maxWorst = Math.max(...results.map((r) => r.max));
+  const maxMet = results.every((r) => r.max <= goals.max && r.missing === 0);
   const bytesMet = bytes <= goals.bytes;
+  const roundsMet = met >= goals.rounds;
   ctx.goals.push(
     {
-      goal: `p99 at most ${goals.p99} ms from grace running out to the down event`,
-      actual: `${round(s.p99, 1)} ms${ours.missing ? `, ${ours.missing} missing` : ''}`,
-      met: p99Met,
-      ...(p99Met ? {} : { shortfall: `${round(s.p99 / goals.p99, 1)}x the limit` }),
+      goal: `p99 ≤ ${goals.p99} ms from grace running out to the down event, ${expiring.toLocaleString('en')} expiring in one second, in at least ${goals.rounds} of ${rounds} consecutive runs${q ? ' (quick: fewer, smaller rounds)' : ''}`,
+      actual: `${met} of ${rounds} (p99 ${list((r) => r.p99)} ms)`,
+      met: roundsMet,
+      ...(roundsMet ? {} : { shortfall: `${goals.rounds - met} run(s) short` }),
     },
     {
-      goal: `max at most ${goals.max.toLocaleString('en')} ms`,
-      actual: `${round(s.max, 1)} ms`,
+      goal: `max at most ${goals.max.toLocaleString('en')} ms, every run`,
+      actual: `${round(maxWorst, 1)} ms at worst`,
       met: maxMet,
-      ...(maxMet ? {} : { shortfall: `${round(s.max - goals.max)} ms over` }),
+      ...(maxMet ? {} : { shortfall: `${round(maxWorst - goals.max)} ms over` }),
     },
     {
       goal: `At most ${goals.bytes} bytes per heartbeat`,

@@ -34,6 +34,11 @@ describe('ping partitions', () => {
   });
 
   describe('in Postgres', () => {
+    const rowsOf = async <T>(chunks: AsyncIterable<T[]>) => {
+      const all: T[] = [];
+      for await (const chunk of chunks) all.push(...chunk);
+      return all;
+    };
     let db: TestDatabase;
     before(async () => {
       db = await createTestDatabase();
@@ -49,14 +54,15 @@ describe('ping partitions', () => {
       for (const partitions of [1, 7, 16]) {
         const seen = new Set<string>();
         for (let p = 0; p < partitions; p++) {
-          for (const hb of await loadPartitions(db.sql, partitions, [p])) {
+          for (const hb of await rowsOf(loadPartitions(db.sql, partitions, [p], 50))) {
             assert.equal(pingPartition(hb.id, partitions), p, `${hb.id} in ${partitions} partitions`);
+            assert.equal(hb.partition, p, `${hb.id}: the partition Postgres computed`);
             seen.add(hb.id);
           }
         }
         assert.equal(seen.size, created.length + 1);
       }
-      const [fixed] = await loadPartitions(db.sql, 1024, [622]).then((hbs) => hbs.filter((h) => h.id === rows[1]!.id));
+      const [fixed] = (await rowsOf(loadPartitions(db.sql, 1024, [622]))).filter((h) => h.id === rows[1]!.id);
       assert.ok(fixed, 'the md5 value agrees with Postgres');
     });
   });

@@ -204,5 +204,6 @@ describe('status page incidents on the public page', () => {
     await visit(`/status/${otherSlug}/incidents/${i.id}`, 404);
     await visit(`/status/${slug}/incidents/${randomUUID()}`, 404);
     await visit(`/status/${slug}/incidents/not-an-id`, 404);
+    await visit(`/status/${slug}/incidents/${'-'.repeat(36)}`, 404);
   });
 });

@@ -55,8 +55,31 @@ export function storedRuns(runs: readonly Run[]): StoredRuns {
   return runs.map((r) => ({ rid: r.rid, started_at: r.started_at.toISOString() }));
 }
 
+/** The columns of a heartbeats row the rules read. */
+export type StateRow = Pick<
+  HeartbeatRecord,
+  | 'status'
+  | 'next_ping_at'
+  | 'last_ping_at'
+  | 'last_ping_kind'
+  | 'started_at'
+  | 'down_since'
+  | 'grace_period'
+  | 'cron_schedule'
+  | 'timezone'
+  | 'period'
+  | 'active'
+  | 'runs'
+  | 'last_success_at'
+  | 'failed_runs'
+  | 'max_duration'
+  | 'min_duration'
+  | 'too_frequent_ratio'
+  | 'alert_after_failures'
+>;
+
 /** The rules' view of a heartbeats row. */
-export function stateOf(r: HeartbeatRecord): HeartbeatState {
+export function stateOf(r: StateRow): HeartbeatState {
   return {
     status: r.status,
     next_ping_at: toDate(r.next_ping_at),

@@ -58,7 +58,7 @@ export function chosenDependencies(form: Form): SubjectRef[] {
   const v = form.depends_on;
   const list = Array.isArray(v) ? v : v ? [v] : [];
   return list.flatMap((s) => {
-    const m = /^(monitor|heartbeat):([0-9a-f-]{36})$/i.exec(s);
+    const m = /^(monitor|heartbeat):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.exec(s);
     return m ? [{ type: m[1] as SubjectRef['type'], id: m[2]!.toLowerCase() }] : [];
   });
 }

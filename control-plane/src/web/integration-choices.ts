@@ -42,5 +42,5 @@ export function integrationChoices(all: readonly Integration[], chosen: readonly
 /** The integration ids a form sent (a checkbox list repeats its name). */
 export function chosenIntegrations(form: Form): string[] {
   const v = form.integration_ids;
-  return (Array.isArray(v) ? v : v ? [v] : []).filter((s) => /^[0-9a-f-]{36}$/i.test(s));
+  return (Array.isArray(v) ? v : v ? [v] : []).filter((s) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s));
 }

@@ -69,12 +69,12 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
   const lease = (revision: number, sentAt: number): Held => ({ revision, writtenAt: sentAt, validUntil: validUntil(sentAt, timing) });
 
   /** Stops work at once; the key may still be ours, so a later round may resume it. */
-  const lose = async (ps: number[], why: string) => {
+  const lose = async (ps: number[], why: string, err?: unknown) => {
     for (const p of ps) {
       resumable.set(p, held.get(p)!.revision);
       held.delete(p);
     }
-    log.warn({ partitions: ps, why }, 'partition leases lost: stopped working on them');
+    log.warn({ partitions: ps, why, ...(err ? { err } : {}) }, 'partition leases lost: stopped working on them');
     await opts.onRelease(ps);
   };
 
@@ -97,20 +97,42 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
     const overdue = [...held].filter(([, h]) => now >= h.validUntil).map(([p]) => p);
     if (overdue.length > 0) await lose(overdue, 'not renewed in time');
     const failed: number[] = [];
+    let failure: unknown;
     await Promise.all(
       [...held]
         .filter(([, h]) => renewDue(h.writtenAt, performance.now(), timing))
         .map(async ([p, h]) => {
           const sentAt = performance.now();
+          // A lease that lapsed while its renewal was on its way is not taken up again: while
+          // it had lapsed the work on it stopped judging (deadlines that came due were let go),
+          // so it is given up, to be taken anew (at the revision written), which loads the
+          // partition again.
+          const settle = (revision: number) => {
+            if (performance.now() < h.validUntil) held.set(p, lease(revision, sentAt));
+            else {
+              held.set(p, { ...h, revision });
+              failed.push(p);
+            }
+          };
           try {
-            const revision = await kv.update(partitionKey(p), value, h.revision, timing.requestTimeoutMs);
-            held.set(p, lease(revision, sentAt));
-          } catch {
+            settle(await kv.update(partitionKey(p), value, h.revision, timing.requestTimeoutMs));
+          } catch (err) {
+            // An answer that did not come in time (a busy server or connection) may hide a
+            // write that was made: the key tells. Written after `sentAt`, its TTL cannot run
+            // out before ours does. Not known either way, the lease is kept while still valid
+            // (the overdue check above drops it) and renewed at the next round.
+            const entry = await within(kv.get(partitionKey(p)), timing.requestTimeoutMs).catch(() => undefined);
+            if (entry === undefined && performance.now() < h.validUntil) return;
+            if (entry?.operation === 'PUT' && entry.string() === value) {
+              settle(entry.revision);
+              return;
+            }
+            failure = err;
             failed.push(p);
           }
         }),
     );
-    if (failed.length > 0) await lose(failed, 'renewal failed');
+    if (failed.length > 0) await lose(failed, 'renewal failed', failure);
   };
 
   const heartbeat = async () => {
@@ -153,12 +175,26 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
     );
     if (got.length === 0) return;
     got.sort((a, b) => a - b);
+    // Starting work on many heartbeats (a million take some seconds to load) can outlast the
+    // leases: they are renewed meanwhile, every lease this process holds, those being taken too,
+    // and so is its membership (others would count one member less and take too much).
+    let renewing: Promise<void> | undefined;
+    const keepAlive = setInterval(() => {
+      renewing ??= Promise.all([renew(), heartbeat()])
+        .then(() => {})
+        .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'))
+        .finally(() => (renewing = undefined));
+    }, timing.roundMs);
     try {
       await opts.onAcquire(got);
       log.info({ partitions: got, owned: held.size }, 'partitions taken');
     } catch (err) {
       log.error({ err, partitions: got }, 'could not start work on taken partitions; giving them back');
+      await renewing;
       await giveBack(got.filter((p) => held.has(p)));
+    } finally {
+      clearInterval(keepAlive);
+      await renewing;
     }
   };
 

@@ -1,14 +1,16 @@
+import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { HeartbeatEntry } from '../../../../shared/src/contracts/pings.ts';
+import type { NatsConnection } from '../../../../shared/src/nats.ts';
 
 export interface HeartbeatsProjection {
   put(id: string, projectId: string): Promise<void>;
   remove(id: string): Promise<void>;
-  /** Makes the keys `inScope` selects exactly these heartbeats: adds the missing, deletes the rest. */
-  reconcile(
-    rows: readonly { id: string; project_id: string }[],
-    inScope: (id: string) => boolean,
-  ): Promise<{ puts: number; deletes: number }>;
+  /**
+   * Makes the keys `inScope` selects exactly the heartbeats of `wanted` (id → project id): adds
+   * the missing, deletes the rest. Takes what it needs out of `wanted`, which it leaves empty.
+   */
+  reconcile(wanted: Map<string, string>, inScope: (id: string) => boolean): Promise<{ puts: number; deletes: number }>;
 }
 
 async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
@@ -20,12 +22,49 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
 }
 
 /**
+ * Every live key of a KV bucket, read `page` at a time by an ordered pull consumer of the
+ * bucket's stream (last message per key, headers only). `kv.keys()` has them pushed at once:
+ * a million keys then fill the connection for seconds, and the process's other requests on it
+ * (lease renewals, consumers being created) wait behind them until they time out.
+ */
+export async function* pagedKeys(nc: NatsConnection, bucket: string, page = 10_000): AsyncIterable<string> {
+  const prefix = `$KV.${bucket}.`;
+  // Starting the consumer makes the server count the last message of every key: seconds for a
+  // million of them on a busy server, past the API's default timeout.
+  const consumer = await jetstream(nc, { timeout: 30_000 }).consumers.get(`KV_${bucket}`, {
+    filter_subjects: `${prefix}>`,
+    deliver_policy: DeliverPolicy.LastPerSubject,
+    headers_only: true,
+  });
+  try {
+    if ((await consumer.info(true)).num_pending === 0) return;
+    for (;;) {
+      let last = false;
+      let got = 0;
+      for await (const m of await consumer.fetch({ max_messages: page, expires: 5_000 })) {
+        got++;
+        const op = m.headers?.get('KV-Operation');
+        if (op !== 'DEL' && op !== 'PURGE') yield m.subject.slice(prefix.length);
+        if (m.info.pending === 0) {
+          last = true;
+          break;
+        }
+      }
+      if (last) return;
+      if (got === 0) throw new Error(`KV ${bucket}: no key read within 5 s while some remained`);
+    }
+  } finally {
+    await consumer.delete().catch(() => {});
+  }
+}
+
+/**
  * KV `heartbeats`, the projection of the heartbeats table that ping edges check ids against.
  * The holder of a partition keeps that partition's keys, so each key has one writer at a time.
  * A value never changes while its key lives (a heartbeat never moves project), so keeping it
  * current is a matter of which keys exist.
  */
-export function createHeartbeatsProjection(kv: KV): HeartbeatsProjection {
+export function createHeartbeatsProjection(kv: KV, keys: () => AsyncIterable<string> = () => kvKeys(kv)): HeartbeatsProjection {
   const put = async (id: string, projectId: string) => {
     await kv.put(id, JSON.stringify({ project_id: projectId } satisfies HeartbeatEntry));
   };
@@ -35,15 +74,22 @@ export function createHeartbeatsProjection(kv: KV): HeartbeatsProjection {
   return {
     put,
     remove,
-    async reconcile(rows, inScope) {
-      const present = new Set<string>();
-      for await (const key of await kv.keys()) if (inScope(key)) present.add(key);
-      const wanted = new Set(rows.map((r) => r.id));
-      const missing = rows.filter((r) => !present.has(r.id));
-      const orphans = [...present].filter((id) => !wanted.has(id));
-      await inParallel(missing, 64, (r) => put(r.id, r.project_id));
+    async reconcile(wanted, inScope) {
+      // A key of a wanted heartbeat is checked off; any other of the scope is an orphan. Only
+      // keys outside `wanted` ask `inScope`, which may hash the id.
+      const orphans: string[] = [];
+      for await (const key of keys()) {
+        if (!wanted.delete(key) && inScope(key)) orphans.push(key);
+      }
+      const missing = [...wanted];
+      wanted.clear();
+      await inParallel(missing, 64, ([id, projectId]) => put(id, projectId));
       await inParallel(orphans, 64, remove);
       return { puts: missing.length, deletes: orphans.length };
     },
   };
+}
+
+async function* kvKeys(kv: KV): AsyncIterable<string> {
+  yield* await kv.keys();
 }

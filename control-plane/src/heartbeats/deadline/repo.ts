@@ -2,11 +2,44 @@ import { arrayLiteral, type Db, type Sql, type Statement } from '../../platform/
 import type { HeartbeatRecord } from '../repo.ts';
 import type { StateColumns } from '../record.ts';
 
-/** Every heartbeat of these partitions; the expression is pingPartition's (shared/src/pings/partition.ts). */
-export function loadPartitions(sql: Sql, partitions: number, which: readonly number[]) {
-  return sql<HeartbeatRecord[]>`
-    select * from heartbeats h
-    where (('x' || left(md5(h.id::text), 8))::bit(32)::bigint % ${partitions}) = any(${arrayLiteral(which.map(String))}::int[])`;
+/** What the deadline role keeps of a heartbeat it loads: the rules' state, its project and its partition. */
+export type LoadedHeartbeat = Pick<
+  HeartbeatRecord,
+  | 'id'
+  | 'project_id'
+  | 'active'
+  | 'status'
+  | 'next_ping_at'
+  | 'last_ping_at'
+  | 'last_ping_kind'
+  | 'started_at'
+  | 'down_since'
+  | 'grace_period'
+  | 'cron_schedule'
+  | 'timezone'
+  | 'period'
+  | 'runs'
+  | 'last_success_at'
+  | 'failed_runs'
+  | 'max_duration'
+  | 'min_duration'
+  | 'too_frequent_ratio'
+  | 'alert_after_failures'
+> & { partition: number };
+
+/**
+ * Every heartbeat of these partitions, `chunk` rows at a time (a million rows at once would take
+ * gigabytes of heap while they are turned into deadlines). The partition is computed by the
+ * server with pingPartition's expression (shared/src/pings/partition.ts), not hashed again here.
+ */
+export function loadPartitions(sql: Sql, partitions: number, which: readonly number[], chunk = 5_000): AsyncIterable<LoadedHeartbeat[]> {
+  return sql<LoadedHeartbeat[]>`
+    select * from (
+      select id, project_id, active, status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since,
+        grace_period, cron_schedule, timezone, period, runs, last_success_at, failed_runs, max_duration, min_duration,
+        too_frequent_ratio, alert_after_failures, (('x' || left(md5(h.id::text), 8))::bit(32)::bigint % ${partitions})::int as partition
+      from heartbeats h) p
+    where partition = any(${arrayLiteral(which.map(String))}::int[])`.cursor(chunk);
 }
 
 /** The rows, locked until the transaction ends, in id order so two lockers never deadlock. */

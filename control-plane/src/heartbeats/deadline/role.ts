@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Ping } from '../../../../shared/src/contracts/pings.ts';
 import type { Logger } from '../../../../shared/src/logger.ts';
@@ -19,7 +20,7 @@ import { newCounters } from '../../platform/nats/consumer.ts';
 import { createDeliveries } from './deliveries.ts';
 import { leaseTiming } from './lease-plan.ts';
 import { startLeases, type Leases } from './leases.ts';
-import { createHeartbeatsProjection } from './projection.ts';
+import { createHeartbeatsProjection, pagedKeys } from './projection.ts';
 import { loadPartitions } from './repo.ts';
 import { createPartitionClock, type PartitionClock } from './partition-clock.ts';
 import { createRunner, type Delivery } from './runner.ts';
@@ -27,6 +28,7 @@ import { createDeadlineTimers, type DeadlineTimers } from './timers.ts';
 
 export const DEADLINE_ROLE = 'deadline';
 const RETRY_MS = 2_000;
+const RELOAD_MS = 10_000;
 
 export interface DeadlineOptions {
   sql: Sql;
@@ -54,6 +56,8 @@ export interface DeadlineOptions {
 
 export interface DeadlineStats {
   owned: number[];
+  /** Partitions being taken: their consumers starting, their heartbeats loading, their KV keys reconciled. */
+  loading: number;
   /** Partitions whose pings have all reached this process; the others replay a backlog. */
   caughtUp: number[];
   armed: number;
@@ -99,7 +103,9 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const clock = opts.clock ?? systemClock;
   const partitionOf = (id: string) => pingPartition(id, opts.partitions);
   const buckets = { replicas: opts.replicas };
-  const projection = createHeartbeatsProjection(await openBucket(opts.nc, opts.names, 'heartbeats', buckets));
+  const projection = createHeartbeatsProjection(await openBucket(opts.nc, opts.names, 'heartbeats', buckets), () =>
+    pagedKeys(opts.nc, opts.names.buckets.heartbeats),
+  );
   const leasesKv = await openBucket(opts.nc, opts.names, 'leases', buckets);
 
   const owned = new Set<number>();
@@ -202,23 +208,68 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   };
 
   /** Arms the partitions' deadlines and reconciles their KV keys. `force` after a lost database connection, when notifications may have been missed. */
-  const load = async (ps: readonly number[], force: boolean) => {
+  const load = async (ps: readonly number[], force: boolean, still: (p: number) => boolean = () => true) => {
     if (ps.length === 0) return;
     const scope = new Set(ps);
-    const rows = await loadPartitions(opts.sql, opts.partitions, ps);
+    const t0 = performance.now();
+    // The heartbeats' project ids, for the KV keys: one string per project, not one per row.
+    const projects = new Map<string, string>();
+    const wanted = new Map<string, string>();
+    let rows = 0;
     let armed = 0;
-    for (const r of rows) {
-      if (!owns(r.id)) continue;
-      const timers = held.get(partitionOf(r.id))?.timers;
-      if (!timers) continue;
-      const due = r.active ? (deadlineOf(stateOf(r))?.getTime() ?? null) : null;
-      if (due !== null) armed++;
-      // A step that ran since the take read the row later than this load may have: it wins.
-      if (force) timers.set(r.id, due);
-      else timers.setIfAbsent(r.id, due);
+    for await (const chunk of loadPartitions(opts.sql, opts.partitions, ps)) {
+      for (const r of chunk) {
+        rows++;
+        if (!still(r.partition)) continue;
+        let project = projects.get(r.project_id);
+        if (project === undefined) projects.set(r.project_id, (project = r.project_id));
+        wanted.set(r.id, project);
+        // Armed whether or not the lease is confirmed at this instant (it may be being renewed
+        // on a busy server): a deadline is judged only by a holder (onDue), and a partition
+        // given up takes its timers with it.
+        const timers = held.get(r.partition)?.timers;
+        if (!timers) continue;
+        const due = r.active ? (deadlineOf(stateOf(r))?.getTime() ?? null) : null;
+        if (due !== null) armed++;
+        // A step that ran since the take read the row later than this load may have: it wins.
+        if (force) timers.set(r.id, due);
+        else timers.setIfAbsent(r.id, due);
+      }
     }
-    const kv = await projection.reconcile(rows, (id) => scope.has(partitionOf(id)));
-    log.info({ partitions: ps, heartbeats: rows.length, armed, kvPuts: kv.puts, kvDeletes: kv.deletes }, 'partitions loaded');
+    const armedMs = performance.now() - t0;
+    // Every partition held takes the whole key listing's time: no hashing when this is all of them.
+    const all = scope.size === opts.partitions;
+    let kv: { puts: number; deletes: number };
+    try {
+      kv = await projection.reconcile(wanted, (id) => {
+        if (all) return true;
+        const p = partitionOf(id);
+        return scope.has(p) && still(p);
+      });
+    } catch (err) {
+      // The deadlines are armed, so the partitions stay; their keys are made right by loading
+      // them again a little later (a busy NATS server may take long to list a million keys).
+      log.warn({ err, partitions: ps }, 'KV keys of the partitions not reconciled; loading them again shortly');
+      const timer = setTimeout(() => {
+        retries.delete(timer);
+        const again = ps.filter((p) => held.has(p) && still(p));
+        void load(again, false, still).catch((e: unknown) => log.error({ err: e, partitions: again }, 'loading partitions again failed'));
+      }, RELOAD_MS);
+      retries.add(timer);
+      kv = { puts: 0, deletes: 0 };
+    }
+    log.info(
+      {
+        partitions: ps,
+        heartbeats: rows,
+        armed,
+        kvPuts: kv.puts,
+        kvDeletes: kv.deletes,
+        armedMs: Math.round(armedMs),
+        ms: Math.round(performance.now() - t0),
+      },
+      'partitions loaded',
+    );
   };
 
   const drop = async (ps: number[]) => {
@@ -237,13 +288,29 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     await settled;
   };
 
+  let loading = 0;
   const take = async (ps: number[]) => {
+    loading += ps.length;
+    try {
+      await takeAll(ps);
+    } finally {
+      loading -= ps.length;
+    }
+  };
+  const takeAll = async (ps: number[]) => {
+    // Leases are renewed while a take runs, so one may be lost meanwhile (and its partition
+    // dropped, or even taken again): what this take set up is its own only while it is held.
+    const mine = new Map<number, HeldPartition>();
     for (const p of ps) {
       owned.add(p);
-      held.set(p, hold());
+      const h = hold();
+      held.set(p, h);
+      mine.set(p, h);
     }
+    const still = (p: number) => held.get(p) === mine.get(p);
     try {
       for (const p of ps) {
+        if (!still(p)) continue;
         const consumer = await consumePartition({
           nc: opts.nc,
           names: opts.names,
@@ -258,13 +325,16 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
             if (h && !h.clock.backlog.caughtUp && (delivered === 0 || pendingAfter === 0)) void checkCaughtUp(p);
           },
         });
-        const h = held.get(p);
-        if (h) h.consumer = consumer;
+        if (!still(p)) {
+          await consumer.stop();
+          continue;
+        }
+        mine.get(p)!.consumer = consumer;
         await checkCaughtUp(p);
       }
-      await load(ps, false);
+      await load(ps.filter(still), false, still);
     } catch (err) {
-      await drop(ps);
+      await drop(ps.filter(still));
       throw err;
     }
   };
@@ -310,7 +380,15 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     stats: () => {
       let armed = 0;
       for (const h of held.values()) armed += h.timers.size;
-      return { owned: leases.owned(), caughtUp: caughtUp(), armed, ...actors.stats(), ...runner.stats(), invalid: counters.invalid };
+      return {
+        owned: leases.owned(),
+        loading,
+        caughtUp: caughtUp(),
+        armed,
+        ...actors.stats(),
+        ...runner.stats(),
+        invalid: counters.invalid,
+      };
     },
     async stop() {
       await leases.stop();

@@ -105,7 +105,9 @@ export function statusPageHistoryRoutes(app: App, deps: WebDeps): void {
     const found = validSlug(slug) ? await publicStatusPage(ctx, slug) : undefined;
     if (!found) return sendHtml(reply, missing(), 404);
     const names = namesOf(found.groups.flatMap((g) => g.components));
-    const i = /^[0-9a-f-]{36}$/i.test(id) ? await publicIncident(ctx, found.page.id, names, id) : undefined;
+    const i = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)
+      ? await publicIncident(ctx, found.page.id, names, id)
+      : undefined;
     if (!i) return sendHtml(reply, renderError(deps, 404, 'There is no such incident on this status page.'), 404);
     const month = i.created_at.slice(0, 7);
     return sendHtml(
