@@ -178,9 +178,10 @@ await runPart('heartbeat-scale', 'Heartbeats at scale', async (ctx) => {
     const perProcess = [];
     for (const [i, s] of ss.entries()) {
       const w = await weigh(s);
-      const held = all[i]!.armed;
+      // A process that holds nothing (a layout that did not settle) has no memory per heartbeat.
+      const held = all[i]!.armed || NaN;
       perProcess.push({
-        heartbeats: held,
+        heartbeats: all[i]!.armed,
         partitions: all[i]!.owned.length,
         heapBytes: (w.heap - s.ready.before.heap) / held,
         rssBytes: (w.rss - s.ready.before.rss) / held,
@@ -283,7 +284,7 @@ await runPart('heartbeat-scale', 'Heartbeats at scale', async (ctx) => {
   for (const l of [one, three]) {
     const label = l.processes === 1 ? 'One process' : 'Three processes';
     const each = (f: (p: Layout['perProcess'][number]) => number, digits = 0) => l.perProcess.map((p) => round(f(p), digits)).join(', ');
-    const worst = (f: (p: Layout['perProcess'][number]) => number) => Math.max(...l.perProcess.map(f));
+    const worst = (f: (p: Layout['perProcess'][number]) => number) => Math.max(...l.perProcess.map(f).filter(Number.isFinite));
     const per = l.processes > 1 ? ` (each process: ${each((p) => p.heartbeats)} heartbeats)` : '';
     ctx.figures.push(
       {
@@ -353,9 +354,10 @@ await runPart('heartbeat-scale', 'Heartbeats at scale', async (ctx) => {
   });
 
   const goal = (label: string, l: Layout) => {
-    const heap = Math.max(...l.perProcess.map((p) => p.heapBytes));
-    const rss = Math.max(...l.perProcess.map((p) => p.rssBytes));
-    const peak = Math.max(...l.perProcess.map((p) => p.peakRssBytes));
+    const finite = (f: (p: Layout['perProcess'][number]) => number) => l.perProcess.map(f).filter(Number.isFinite);
+    const heap = Math.max(...finite((p) => p.heapBytes));
+    const rss = Math.max(...finite((p) => p.rssBytes));
+    const peak = Math.max(...finite((p) => p.peakRssBytes));
     const worst = l.processes > 1 ? ' (the highest of the processes)' : '';
     const loadMet = l.loadS <= goals.loadS;
     ctx.goals.push(

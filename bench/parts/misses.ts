@@ -157,7 +157,9 @@ await runPart('misses', 'Miss detection', async (ctx) => {
     const self = process.cpuUsage(from.self);
     const others = cpuUsByCommand(serverCommands);
     const until_ = performance.now();
-    const perEvent = (us: number) => us / Math.max(1, got.delays.length);
+    // Another process of that name that ended meanwhile takes its time with it (lib/proc.ts): a
+    // difference below zero says nothing.
+    const perEvent = (us: number) => (us < 0 ? NaN : us / Math.max(1, got.delays.length));
     const cost = {
       role: perEvent(self.user + self.system),
       postgres: perEvent(others.postgres! - from.others.postgres!),
