@@ -7,15 +7,21 @@ export const MAX_GROUPS = 50;
 export const MAX_COMPONENTS = 200;
 export const MAX_PAGES_PER_PROJECT = 50;
 
-const noNul = (field: string) => [(v: string) => !v.includes('\u0000'), `The ${field} field must not contain NUL characters.`] as const;
+/** A refinement refusing NUL (Postgres text cannot hold it), naming the field. */
+export const noNul = (field: string) =>
+  [(v: string) => !v.includes('\u0000'), `The ${field} field must not contain NUL characters.`] as const;
 
-const title = z
-  .string()
-  .trim()
-  .min(1)
-  .max(255)
-  .refine(...noNul('title'))
-  .describe('Shown as the heading of the public page.');
+/** A title of up to 255 characters, trimmed, not blank. */
+export const titleField = (description: string) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .refine(...noNul('title'))
+    .describe(description);
+
+const title = titleField('Shown as the heading of the public page.');
 const description = z
   .string()
   .max(2000)

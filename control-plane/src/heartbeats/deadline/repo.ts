@@ -1,31 +1,9 @@
 import { arrayLiteral, type Db, type Sql, type Statement } from '../../platform/db/sql.ts';
 import type { HeartbeatRecord } from '../repo.ts';
-import type { StateColumns } from '../record.ts';
+import type { StateColumns, StateRow } from '../record.ts';
 
 /** What the deadline role keeps of a heartbeat it loads: the rules' state, its project and its partition. */
-export type LoadedHeartbeat = Pick<
-  HeartbeatRecord,
-  | 'id'
-  | 'project_id'
-  | 'active'
-  | 'status'
-  | 'next_ping_at'
-  | 'last_ping_at'
-  | 'last_ping_kind'
-  | 'started_at'
-  | 'down_since'
-  | 'grace_period'
-  | 'cron_schedule'
-  | 'timezone'
-  | 'period'
-  | 'runs'
-  | 'last_success_at'
-  | 'failed_runs'
-  | 'max_duration'
-  | 'min_duration'
-  | 'too_frequent_ratio'
-  | 'alert_after_failures'
-> & { partition: number };
+export type LoadedHeartbeat = StateRow & Pick<HeartbeatRecord, 'id' | 'project_id'> & { partition: number };
 
 /**
  * Every heartbeat of these partitions, `chunk` rows at a time (a million rows at once would take

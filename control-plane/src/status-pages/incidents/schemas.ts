@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { incidentImpacts } from '../overall.ts';
-import { componentTypes, MAX_COMPONENTS } from '../schemas.ts';
+import { componentTypes, MAX_COMPONENTS, noNul, titleField } from '../schemas.ts';
 import { incidentStatuses } from './rules.ts';
 
 /** How much one incident holds. */
@@ -8,15 +8,7 @@ export const MAX_UPDATES = 500;
 export const MAX_MESSAGE = 10_000;
 export const MAX_POSTMORTEM = 50_000;
 
-const noNul = (field: string) => [(v: string) => !v.includes('\u0000'), `The ${field} field must not contain NUL characters.`] as const;
-
-const title = z
-  .string()
-  .trim()
-  .min(1)
-  .max(255)
-  .refine(...noNul('title'))
-  .describe('What readers see first, e.g. "Checkout is failing".');
+const title = titleField('What readers see first, e.g. "Checkout is failing".');
 const impact = z
   .enum(incidentImpacts)
   .describe(
