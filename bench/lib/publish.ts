@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { randomUUID } from 'node:crypto';
+import type { Ping } from '../../shared/src/contracts/pings.ts';
 
 export type Publication = { subject: string; payload: string | Uint8Array; msgId?: string };
 
@@ -37,4 +39,21 @@ export async function publishWindowed(
   };
   await Promise.all(Array.from({ length: window }, lane));
   return { acked, failed, wallMs: performance.now() - t0, ackMs: ackMs.subarray(0, next) };
+}
+
+/** A success ping of this heartbeat as an edge publishes one (GET, no body), received now. */
+export function successPing(heartbeatId: string, userAgent = 'curl/8.5.0'): Ping {
+  return {
+    id: randomUUID(),
+    heartbeat_id: heartbeatId,
+    kind: 'success',
+    exit_code: null,
+    received_at: new Date().toISOString(),
+    region: null,
+    method: 'GET',
+    source: '127.0.0.1',
+    user_agent: userAgent,
+    body: '',
+    body_size: 0,
+  };
 }

@@ -3,7 +3,6 @@
  * updated, acknowledged), for one hot heartbeat and for many; and how long other heartbeats'
  * pings wait while one heartbeat is flooded.
  */
-import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -19,7 +18,7 @@ import { runPart } from '../lib/part.ts';
 import { cpuUsByCommand } from '../lib/proc.ts';
 import { startProfiling } from '../lib/profile.ts';
 import { runScript } from '../lib/child.ts';
-import { publishWindowed } from '../lib/publish.ts';
+import { publishWindowed, successPing } from '../lib/publish.ts';
 import { round, sig, summarize } from '../lib/stats.ts';
 import { insertQuiet } from './misses-setup.ts';
 
@@ -46,19 +45,7 @@ await runPart('apply', 'Ping application', async (ctx) => {
   const others = ids.slice(1);
 
   const ping = (heartbeatId: string): { subject: string; payload: string; msgId: string } => {
-    const p: Ping = {
-      id: randomUUID(),
-      heartbeat_id: heartbeatId,
-      kind: 'success',
-      exit_code: null,
-      received_at: new Date().toISOString(),
-      region: null,
-      method: 'GET',
-      source: '127.0.0.1',
-      user_agent: 'curl/8.5.0',
-      body: '',
-      body_size: 0,
-    };
+    const p: Ping = successPing(heartbeatId);
     return { subject: names.subjects.ping(pingPartition(heartbeatId, partitions), heartbeatId), payload: JSON.stringify(p), msgId: p.id };
   };
 

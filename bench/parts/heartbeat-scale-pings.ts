@@ -1,3 +1,4 @@
+import { successPing } from '../lib/publish.ts';
 /**
  * The ping load of the heartbeat-scale part, in a process of its own: success pings to heartbeats
  * drawn at random from the database's, published to PINGS the way a ping edge does
@@ -6,7 +7,6 @@
  * slows the load rather than piling it up. Answers `{ sent, stored, failed, behind }` over IPC.
  * Argument: JSON PingsArgs.
  */
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { connect } from '@nats-io/transport-node';
 import { createSql } from '../../control-plane/src/platform/db/sql.ts';
@@ -59,19 +59,7 @@ let inFlight = 0;
 const t0 = performance.now();
 const one = () => {
   const id = ids[Math.floor(Math.random() * ids.length)]!;
-  const ping: Ping = {
-    id: randomUUID(),
-    heartbeat_id: id,
-    kind: 'success',
-    exit_code: null,
-    received_at: new Date().toISOString(),
-    region: null,
-    method: 'GET',
-    source: '127.0.0.1',
-    user_agent: 'curl/8.5.0',
-    body: '',
-    body_size: 0,
-  };
+  const ping: Ping = successPing(id);
   sent++;
   inFlight++;
   void publisher.publish(subjectOf(id), JSON.stringify(ping), ping.id).then((ok) => {

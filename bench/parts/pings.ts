@@ -3,7 +3,6 @@
  * rates and at saturation, against a Fastify route that does nothing (the ceiling) and raw
  * windowed JetStream publishing.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +16,7 @@ import { findWrk, pacedLoad, wrkLoad, wrkVersion, type LoadArgs, type LoadResult
 import { NotRun, runPart } from '../lib/part.ts';
 import { machineCpuTicks, processCpuUs, waitIdle } from '../lib/proc.ts';
 import type { ProfileSummary } from '../lib/profile.ts';
-import { publishWindowed } from '../lib/publish.ts';
+import { publishWindowed, successPing } from '../lib/publish.ts';
 import { round, sig } from '../lib/stats.ts';
 import type { LoopDelay, ServerArgs, ServerReady } from './pings-server.ts';
 
@@ -73,19 +72,7 @@ await runPart('pings', 'Ping ingestion', async (ctx) => {
       rawCount,
       (i) => {
         const id = ids[i % ids.length]!;
-        const ping = {
-          id: randomUUID(),
-          heartbeat_id: id,
-          kind: 'success',
-          exit_code: null,
-          received_at: new Date().toISOString(),
-          region: null,
-          method: 'GET',
-          source: '127.0.0.1',
-          user_agent: 'bench',
-          body: '',
-          body_size: 0,
-        };
+        const ping = successPing(id, 'bench');
         return { subject: names.subjects.ping(pingPartition(id, partitions), id), payload: JSON.stringify(ping), msgId: ping.id };
       },
       256,
