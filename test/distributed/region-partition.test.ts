@@ -179,6 +179,23 @@ describe('a region cut off from the targets and its canaries', () => {
     assert.ok(p95 <= slotMs + 5_000, `p95 ${p95} ms`);
     const down = events.filter((e) => e.event.kind === 'monitor.down');
     assert.equal(down.length, monitorIds.length, 'one alert per monitor');
-    for (const d of down) assert.deepEqual(d.event.data.regions, ['ap-south', 'eu-west', 'us-east']);
+    // The alert goes out as soon as a quorum of regions fails: the regions it names are the ones
+    // whose failures had arrived by then (two or three, as the results of the slot come in).
+    const all3 = regions.map((r) => r.region as string).sort();
+    for (const d of down) {
+      const named = d.event.data.regions as string[];
+      assert.ok(named.length >= 2 && named.every((r) => all3.includes(r)), `regions named: ${named.join(', ')}`);
+    }
+    // Every region sees the outage.
+    await eventually(
+      async () => {
+        const [row] = await cp!.db.sql<{ n: number }[]>`
+          select count(*)::int as n from monitor_regions where monitor_id = any(${monitorIds}::uuid[]) and not ok`;
+        return row!.n === monitorIds.length * regions.length;
+      },
+      'every monitor failing from every region',
+      10_000,
+      100,
+    );
   });
 });
