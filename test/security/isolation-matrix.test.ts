@@ -83,6 +83,7 @@ const fixtures: Record<string, Fixture> = {
 const bodiesBelow: Record<string, Record<string, unknown>> = {
   'POST /status-pages/:id/incidents': { title: 'Outage', message: 'Looking into it.' },
   'POST /status-pages/:id/incidents/:incident_id/updates': { status: 'resolved', message: 'Fixed.' },
+  'POST /status-pages/:id/subscribers': { type: 'webhook', url: 'https://hooks.example/intruder' },
 };
 
 /** Collections that belong to no project: no project_id to refuse. */
@@ -113,11 +114,18 @@ describe('tenant isolation matrix', () => {
     }
     // An incident of the owner's status page, for the routes below it.
     ids.incident = (await api('POST', `/status-pages/${ids['status-pages']}/incidents`, { title: 'Owned', message: 'x' })).body.data.id;
+    // A subscriber of it, likewise.
+    ids.subscriber = (
+      await api('POST', `/status-pages/${ids['status-pages']}/subscribers`, { type: 'webhook', url: 'https://hooks.example/owned' })
+    ).body.data.id;
   });
   after(() => cp.stop());
 
   const pathOf = (url: string) =>
-    url.replace(':id', ids[url.split('/')[1]!] ?? 'missing').replace(':incident_id', ids.incident ?? 'missing');
+    url
+      .replace(':id', ids[url.split('/')[1]!] ?? 'missing')
+      .replace(':incident_id', ids.incident ?? 'missing')
+      .replace(':subscriber_id', ids.subscriber ?? 'missing');
   const bodyOf = (r: { method: string; url: string }) => {
     if (r.method === 'GET' || r.method === 'DELETE') return undefined;
     const kind = r.url.split('/')[1]!;

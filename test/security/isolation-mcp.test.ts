@@ -26,6 +26,7 @@ interface Ids {
   window: string;
   statusPage: string;
   incident: string;
+  subscriber: string;
   alert: string;
   integration: string;
 }
@@ -83,6 +84,12 @@ const toolCalls: Record<
     args: (ids) => ({ status_page_id: ids.statusPage, incident_id: ids.incident, status: 'resolved', message: 'intruder' }),
     refused: 404,
   },
+  list_status_page_subscribers: { args: (ids) => ({ status_page_id: ids.statusPage }), refused: 404 },
+  add_status_page_subscriber: {
+    args: (ids) => ({ status_page_id: ids.statusPage, type: 'webhook', url: 'https://hooks.example/intruder' }),
+    refused: 404,
+  },
+  remove_status_page_subscriber: { args: (ids) => ({ status_page_id: ids.statusPage, subscriber_id: ids.subscriber }), refused: 404 },
   delete_status_page: { args: (ids) => ({ id: ids.statusPage }), refused: 404 },
   list_alerts: { args: (ids) => ({ project_id: ids.project }), refused: 403 },
   acknowledge_alert: { args: (ids) => ({ id: ids.alert }), refused: 404 },
@@ -144,6 +151,8 @@ describe('MCP isolation matrix', () => {
           where s.project_id = ${owner.project_id}),
         (select string_agg(u::text, ',' order by u.id) from status_page_incident_updates u join status_page_incidents i on i.id = u.incident_id
           join status_pages s on s.id = i.status_page_id where s.project_id = ${owner.project_id}),
+        (select string_agg(b::text, ',' order by b.id) from status_page_subscribers b join status_pages s on s.id = b.status_page_id
+          where s.project_id = ${owner.project_id}),
         (select string_agg(a::text, ',' order by a.id) from alerts a where a.project_id = ${owner.project_id})
       )) as state`;
     return row!.state;
@@ -185,6 +194,7 @@ describe('MCP isolation matrix', () => {
         })
       ).body.data.id,
       incident: '',
+      subscriber: '',
       integration: (
         await api('POST', '/integrations', {
           project_id,
@@ -196,6 +206,9 @@ describe('MCP isolation matrix', () => {
     };
     ids.incident = (
       await api('POST', `/status-pages/${ids.statusPage}/incidents`, { title: `${marker}-incident`, message: `${marker}-update` })
+    ).body.data.id;
+    ids.subscriber = (
+      await api('POST', `/status-pages/${ids.statusPage}/subscribers`, { type: 'webhook', url: 'https://hooks.example/owned' })
     ).body.data.id;
   });
   after(() => cp.stop());

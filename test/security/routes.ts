@@ -63,6 +63,21 @@ export const publicRoutes: Record<string, PublicRoute> = {
   '/status/:slug': { methods: getHead, answers: 'html', why: 'public status page at a 128-bit random slug, opt-in' },
   '/status/:slug/history': { methods: getHead, answers: 'html', why: "a public status page's published incidents by month, at its slug" },
   '/status/:slug/incidents/:id': { methods: getHead, answers: 'html', why: "a public status page's published incident, at its slug" },
+  '/status/:slug/subscribe': {
+    methods: ['POST'],
+    answers: 'html',
+    why: "a public status page's subscribe form: an email address is only sent a confirmation (double opt-in), limited per client",
+  },
+  '/status/subscriptions/:id/confirm': {
+    methods: ['GET', 'HEAD', 'POST'],
+    answers: 'html',
+    why: 'the confirm link of a subscription email: its signature is the key; a GET only shows the button',
+  },
+  '/status/subscriptions/:id/unsubscribe': {
+    methods: ['GET', 'HEAD', 'POST'],
+    answers: 'html',
+    why: 'the unsubscribe link of a subscriber message: its signature is the key; a POST is the one-click unsubscribe of RFC 8058',
+  },
   '/badge/:file': { methods: getHead, answers: 'file', why: 'status badge at a 128-bit random slug, opt-in' },
   '/badge/:slug/:file': { methods: getHead, answers: 'file', why: 'status, uptime or response time badge (SVG or JSON) at a badge slug' },
   '/status/:slug/badge/:component/:file': {

@@ -11,6 +11,7 @@ import { createHttpClient } from './channels/http.ts';
 import { createChannels } from './channels/index.ts';
 import { startRouter, type RouterStats } from './router.ts';
 import { startDeliveryWorker, type WorkerStats } from './worker.ts';
+import { startSubscriberSender, type SenderStats } from '../status-pages/subscribers/sender.ts';
 
 /** Knobs of the notify role, passed explicitly (tests shorten the back-off, the lease and the polling). */
 export interface NotifyTuning {
@@ -37,8 +38,8 @@ export interface NotifyRoleOptions extends NotifyTuning {
 }
 
 export interface NotifyRole {
-  /** The workers' counters, and the router's. */
-  stats(): WorkerStats & { router: RouterStats };
+  /** The workers' counters, the router's, and the status page subscriber sender's. */
+  stats(): WorkerStats & { router: RouterStats; subscribers: SenderStats };
   /** Routes the alert events waiting now (also done on every wake-up and poll); the events routed. */
   route(): Promise<number>;
   stop(): Promise<void>;
@@ -77,13 +78,30 @@ export async function startNotifyRole(opts: NotifyRoleOptions): Promise<NotifyRo
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
   const router = startRouter({ sql: opts.sql, log: opts.log, pollMs, now });
+  // Status page subscribers: the same kind of queue, apart from the alert path (ADR 0042).
+  const subscribers = startSubscriberSender({
+    sql: opts.sql,
+    log: opts.log,
+    http,
+    smtp: { url: opts.config.SMTP_URL, from: opts.config.SMTP_FROM },
+    publicUrl: opts.config.PUBLIC_URL,
+    linkKey: opts.keys.subscriberLinks,
+    sealKey: opts.keys.integrationSecrets,
+    maxAttempts: opts.config.NOTIFY_MAX_ATTEMPTS,
+    backoff: { baseMs: opts.backoffBaseMs ?? defaultBackoff.baseMs, capMs: opts.backoffCapMs ?? defaultBackoff.capMs },
+    leaseMs: opts.leaseMs ?? 60_000,
+    concurrency: 32,
+    pollMs,
+    now,
+  });
   log.info('notify started');
 
   return {
-    stats: () => ({ ...worker.stats(), router: router.stats() }),
+    stats: () => ({ ...worker.stats(), router: router.stats(), subscribers: subscribers.stats() }),
     route: () => router.routeNow(),
     async stop() {
       await router.stop();
+      await subscribers.stop();
       await worker.stop();
       await http.close();
       log.info('notify stopped');

@@ -26,6 +26,7 @@ import { validatorCompiler } from '../platform/http/validation.ts';
 import { maintenanceRoutes } from '../maintenance/routes.ts';
 import { statusPageRoutes } from '../status-pages/routes.ts';
 import { statusPageIncidentRoutes } from '../status-pages/incidents/routes.ts';
+import { statusPageSubscriberRoutes } from '../status-pages/subscribers/routes.ts';
 import { alertRoutes } from '../alerts/routes.ts';
 import { regionRoutes } from '../monitors/regions/routes.ts';
 import { monitorRoutes } from '../monitors/routes.ts';
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     maintenanceRoutes(api, { ...ctx, outbox });
     statusPageRoutes(api, ctx);
     statusPageIncidentRoutes(api, ctx);
+    statusPageSubscriberRoutes(api, ctx);
     alertRoutes(api, { ...ctx, outbox });
   });
   await registerWeb(app, { ...ctx, outbox });

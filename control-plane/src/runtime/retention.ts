@@ -6,6 +6,8 @@ import { pruneFinishedDeliveries } from '../notifications/repo.ts';
 import type { Sql } from '../platform/db/sql.ts';
 import { prunePublishedEvents } from '../platform/outbox.ts';
 import { pruneOutages } from '../status-pages/incidents/drafts-repo.ts';
+import { pruneNotices, prunePendingSubscribers } from '../status-pages/subscribers/repo.ts';
+import { PENDING_DAYS } from '../status-pages/subscribers/rules.ts';
 import { pruneCalls } from '../triggers/repo.ts';
 
 /** Rows deleted per statement: short transactions, no long locks. */
@@ -22,7 +24,8 @@ export interface RetentionDays {
  * What is deleted, each kind by its own age column and by the domain that owns it: raw check
  * results; events once published and routed; deliveries once delivered or dead; held alerts once
  * settled; trigger calls; expiry warnings once what they warned of has expired; the outages the
- * status page drafter has seen.
+ * status page drafter has seen; subscriptions never confirmed (after a week); notices sent to
+ * status page subscribers.
  * A delivery row is also what makes an event's notifications idempotent: it must outlive the
  * event in EVENTS (30 days), which the setting's lower bound guarantees.
  */
@@ -34,6 +37,8 @@ const kinds = [
   { what: 'trigger calls', days: (d: RetentionDays) => d.history, prune: pruneCalls },
   { what: 'expiry warnings of expired certificates and domains', days: (d: RetentionDays) => d.history, prune: pruneExpiryWarnings },
   { what: 'outages seen by the status page drafter', days: (d: RetentionDays) => d.history, prune: pruneOutages },
+  { what: 'status page subscriptions never confirmed', days: () => PENDING_DAYS, prune: prunePendingSubscribers },
+  { what: 'status page notices sent', days: (d: RetentionDays) => d.history, prune: pruneNotices },
 ];
 
 export interface Retention {

@@ -34,6 +34,7 @@ import { statusPagesRoutes } from './pages/status-pages.ts';
 import { statusPageFormRoutes } from './pages/status-page-form.ts';
 import { statusPageIncidentsRoutes } from './pages/status-page-incidents.ts';
 import { statusPageIncidentRoutes } from './pages/status-page-incident.ts';
+import { statusPageSubscribeRoutes } from './pages/status-page-subscribe.ts';
 import { badgeActionRoutes, badgeRoutes } from './pages/badges.ts';
 import { switchRoutes } from './pages/switch.ts';
 import { triggerRoutes } from './pages/triggers.ts';
@@ -98,6 +99,7 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
     assetRoutes(web, assets.files);
     statusPageRoutes(web, deps);
     statusPageHistoryRoutes(web, deps);
+    statusPageSubscribeRoutes(web, deps);
     badgeRoutes(web, deps);
     alertLinkRoutes(web, deps);
     signInRoutes(web, deps);

@@ -87,6 +87,37 @@ async function pinned(url: string, http: HttpClient): Promise<{ url: string; ser
   return { url: parsed.toString(), ...(isIP(name) ? {} : { servername: name }) };
 }
 
+/**
+ * Sends one email through its SMTP server, a DeliveryError when it fails. With `http`, the server
+ * is a tenant's own and is dialled at an address the address policy allows (BLOCK_PRIVATE_TARGETS).
+ */
+export async function sendMail(mail: MailOut, http?: HttpClient): Promise<void> {
+  if (!mail.smtp_url) throw new DeliveryError("no SMTP server: set SMTP_URL or the integration's smtp_url", { permanent: true });
+  const target = http ? await pinned(mail.smtp_url, http) : { url: mail.smtp_url };
+  const transport = nodemailer.createTransport({
+    ...target,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
+  });
+  const { 'Message-ID': messageId, ...headers } = mail.headers;
+  try {
+    await transport.sendMail({
+      from: mail.from,
+      to: mail.to,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      messageId,
+      headers,
+    });
+  } catch (err) {
+    throw classify(err);
+  } finally {
+    transport.close();
+  }
+}
+
 export const email: ChannelSpec<typeof EmailConfig> = {
   type: 'email',
   config: EmailConfig,
@@ -107,32 +138,9 @@ export const email: ChannelSpec<typeof EmailConfig> = {
       async transmit(out, { config }) {
         for (const mail of out) {
           if (mail.kind !== 'email') throw new Error('the email channel built an HTTP request');
-          if (!mail.smtp_url) throw new DeliveryError("no SMTP server: set SMTP_URL or the integration's smtp_url", { permanent: true });
           // A tenant's own server is held to BLOCK_PRIVATE_TARGETS like any URL they give; the
           // operator's SMTP_URL (often a relay on localhost) is not.
-          const target = config.smtp_url ? await pinned(mail.smtp_url, http) : { url: mail.smtp_url };
-          const transport = nodemailer.createTransport({
-            ...target,
-            connectionTimeout: 10_000,
-            greetingTimeout: 10_000,
-            socketTimeout: 20_000,
-          });
-          const { 'Message-ID': messageId, ...headers } = mail.headers;
-          try {
-            await transport.sendMail({
-              from: mail.from,
-              to: mail.to,
-              subject: mail.subject,
-              text: mail.text,
-              html: mail.html,
-              messageId,
-              headers,
-            });
-          } catch (err) {
-            throw classify(err);
-          } finally {
-            transport.close();
-          }
+          await sendMail(mail, config.smtp_url ? http : undefined);
         }
       },
     }),

@@ -14,6 +14,8 @@ export interface Keys {
   integrationSecrets: Buffer;
   /** Signs the acknowledge and snooze links of alerts, and heartbeats' snooze URLs. */
   alertLinks: Buffer;
+  /** Signs the confirm and unsubscribe links sent to status page subscribers. */
+  subscriberLinks: Buffer;
 }
 
 /** What every route module receives: the adapters, passed in explicitly. */

@@ -82,6 +82,10 @@ export const operationIds: Readonly<Record<string, string>> = {
   'PATCH /status-pages/{id}/incidents/{incident_id}': 'updateStatusPageIncident',
   'DELETE /status-pages/{id}/incidents/{incident_id}': 'deleteStatusPageIncident',
   'POST /status-pages/{id}/incidents/{incident_id}/updates': 'createStatusPageIncidentUpdate',
+  'GET /status-pages/{id}/subscribers': 'listStatusPageSubscribers',
+  'POST /status-pages/{id}/subscribers': 'createStatusPageSubscriber',
+  'GET /status-pages/{id}/subscribers/{subscriber_id}': 'getStatusPageSubscriber',
+  'DELETE /status-pages/{id}/subscribers/{subscriber_id}': 'deleteStatusPageSubscriber',
 
   'POST /api/notify/{id}': 'fireTrigger',
   'GET /api/notify/{id}': 'fireTriggerWithGet',

@@ -12,6 +12,7 @@ import type { IncidentImpact } from '../overall.ts';
 import { startConsumer } from '../../platform/nats/consumer.ts';
 import * as drafts from './drafts-repo.ts';
 import * as repo from './repo.ts';
+import { noticeIncident, noticeMaintenance } from '../subscribers/notices.ts';
 import { draftImpact, draftTexts, onOutageEnd, outageOf, type Outage } from './rules.ts';
 
 export const DRAFTER_CONSUMER = 'status-page-drafts';
@@ -60,6 +61,7 @@ async function draftOn(tx: postgres.TransactionSql, page: drafts.ShowingPage, o:
       await repo.insertUpdate(sp, id, { status: 'investigating', message: texts.opening, at: began, posted_by: null });
       await repo.replaceComponents(sp, id, [o.subject]);
       await drafts.linkDraft(sp, page.id, o.key, id);
+      await noticeIncident(sp, page.id, id);
       return true;
     });
   } catch (err) {
@@ -120,6 +122,7 @@ export async function applyOutageEvents(tx: postgres.TransactionSql, events: rea
       const name = i.display_name ?? names.get(i.source_key) ?? 'The service';
       await repo.insertUpdate(tx, i.id, { status: 'resolved', message: draftTexts(name).resolved, at: endedAt, posted_by: null });
       await repo.moveStatus(tx, i.id, 'resolved', endedAt);
+      await noticeIncident(tx, i.status_page_id, i.id);
       out.resolved++;
     } else if (decision === 'suggest') out.suggested++;
   }
@@ -133,7 +136,7 @@ function isDataError(err: unknown): boolean {
 }
 
 export interface Drafter {
-  stats(): DraftOutcome & { events: number };
+  stats(): DraftOutcome & { events: number; notices: number };
   stop(): Promise<void>;
 }
 
@@ -146,7 +149,7 @@ export interface Drafter {
  */
 export async function startIncidentDrafter(opts: { sql: Sql; nc: NatsConnection; names: Names; log: Logger }): Promise<Drafter> {
   const log = opts.log.child({ component: 'status-page-drafter' });
-  const counts = { drafted: 0, resolved: 0, suggested: 0, events: 0 };
+  const counts = { drafted: 0, resolved: 0, suggested: 0, events: 0, notices: 0 };
   const consumer = await startConsumer({
     nc: opts.nc,
     log,
@@ -169,9 +172,15 @@ export async function startIncidentDrafter(opts: { sql: Sql; nc: NatsConnection;
       concurrency: 1,
       refused: isDataError,
       async commit(events) {
-        const outcome = events.some((e) => outageOf(e) !== null)
-          ? await opts.sql.begin((tx) => applyOutageEvents(tx, events))
-          : { drafted: 0, resolved: 0, suggested: 0 };
+        const maintenance = events.some((e) => e.kind === 'maintenance.started' || e.kind === 'maintenance.ended');
+        const { notices, ...outcome } =
+          events.some((e) => outageOf(e) !== null) || maintenance
+            ? await opts.sql.begin(async (tx) => ({
+                ...(await applyOutageEvents(tx, events)),
+                notices: maintenance ? await noticeMaintenance(tx, events) : 0,
+              }))
+            : { drafted: 0, resolved: 0, suggested: 0, notices: 0 };
+        counts.notices += notices;
         counts.events += events.length;
         counts.drafted += outcome.drafted;
         counts.resolved += outcome.resolved;

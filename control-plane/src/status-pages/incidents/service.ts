@@ -8,6 +8,7 @@ import type { IncidentImpact } from '../overall.ts';
 import type { StatusPageComponent } from '../schemas.ts';
 import { pageShowing } from '../service.ts';
 import * as repo from './repo.ts';
+import { noticeIncident } from '../subscribers/notices.ts';
 import { draftTexts, type IncidentStatus } from './rules.ts';
 import {
   MAX_UPDATES,
@@ -142,6 +143,7 @@ export async function createIncident(
     );
     await repo.insertUpdate(tx, id, { status: body.status, message: body.message, at: now, posted_by: by });
     await repo.replaceComponents(tx, id, components);
+    await noticeIncident(tx, page.id, id);
     return id;
   });
   return one(ctx, await found(ctx, page.id, id), names);
@@ -181,6 +183,7 @@ export async function updateIncident(
       now,
     );
     if (components) await repo.replaceComponents(tx, i.id, components);
+    await noticeIncident(tx, page.id, i.id);
   });
   return one(ctx, await found(ctx, page.id, id), names);
 }
@@ -208,6 +211,7 @@ export async function postIncidentUpdate(
       throw invalid('message', `An incident holds at most ${MAX_UPDATES} updates: write a new incident.`);
     await repo.insertUpdate(tx, i.id, { status: body.status, message: body.message, at: now, posted_by: by });
     await repo.moveStatus(tx, i.id, body.status, now);
+    await noticeIncident(tx, page.id, i.id);
   });
   return one(ctx, await found(ctx, page.id, id), namesOf(shown));
 }

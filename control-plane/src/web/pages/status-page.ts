@@ -22,6 +22,8 @@ import { projectPrincipal } from '../public-principal.ts';
 import { urls } from '../urls.ts';
 import type { Rendered } from '../../status-pages/snapshots.ts';
 import { publicStatusPages } from './status-page-serve.ts';
+import { subscribeForm } from './status-page-subscribe.ts';
+import { emailSubscriptionsOpen } from '../../status-pages/subscribers/service.ts';
 
 const DAYS = 90;
 
@@ -241,7 +243,8 @@ export async function renderStatusPage(deps: WebDeps, slug: string): Promise<Ren
     deps.assets,
     `${page.title} status`,
     html`${publicHead(page, slug, true)}
-      <main id="main" data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</main>`,
+      <main id="main" data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</main>
+      ${emailSubscriptionsOpen(ctx) ? subscribeForm(slug) : ''}`,
     raw('<meta name="robots" content="noindex">'),
   );
   return { pageId: page.id, projectId: page.project_id, full: full.value, fragment: body.value };
