@@ -66,6 +66,8 @@ describe('retention of history', () => {
       'trigger calls': 1,
       'expiry warnings of expired certificates and domains': 0,
       'outages seen by the status page drafter': 1,
+      'status page subscriptions never confirmed': 0,
+      'status page notices sent': 0,
     });
     const held = await db.sql<{ status: string; age: number }[]>`
       select status, round(extract(epoch from (${now} - created_at)) / 86400)::int as age from held_alerts order by status, age`;
@@ -137,6 +139,52 @@ describe('retention of history', () => {
       left.map((r) => r.subject),
       ['AA:1:80', 'AA:30:100'],
     );
+  });
+
+  it('forgets subscriptions never confirmed after a week, and notices once sent and past the history', async () => {
+    const pageId = await idOf(db.sql`
+      insert into status_pages (project_id, slug, title) values (${ada.project_id}, ${randomUUID().replace(/-/g, '').slice(0, 22)}, 'Acme')
+      returning id`);
+    const subscriber = async (email: string, age: number, confirmed: boolean) =>
+      idOf(db.sql`
+        insert into status_page_subscribers (status_page_id, kind, email, confirmed_at, created_at)
+        values (${pageId}, 'email', ${email}, ${confirmed ? daysAgo(age) : null}, ${daysAgo(age)}) returning id`);
+    await subscriber('waited-8-days@example.com', 8, false);
+    await subscriber('waited-6-days@example.com', 6, false);
+    const confirmed = await subscriber('confirmed-long-ago@example.com', 400, true);
+    const notice = async (key: string, age: number, fanned: boolean) =>
+      idOf(db.sql`
+        insert into status_page_notices (status_page_id, source_key, kind, payload, created_at, fanned_out_at)
+        values (${pageId}, ${key}, 'incident', '{}', ${daysAgo(age)}, ${fanned ? daysAgo(age) : null}) returning id`);
+    const old = await notice('old-sent', 100, true);
+    const stuck = await notice('old-still-sending', 100, true);
+    await notice('old-not-fanned-out', 100, false);
+    await notice('young', 10, true);
+    for (const [n, status] of [
+      [old, 'delivered'],
+      [stuck, 'pending'],
+    ] as const)
+      await db.sql`
+        insert into subscriber_deliveries (subscriber_id, notice_id, purpose, dedupe_key, status, created_at)
+        values (${confirmed}, ${n}, 'notice', ${`notice:${n}`}, ${status}, ${daysAgo(100)})`;
+    const deleted = await retention().run();
+    assert.equal(deleted['status page subscriptions never confirmed'], 1);
+    assert.equal(deleted['status page notices sent'], 1);
+    const emails = await db.sql<
+      { email: string }[]
+    >`select email from status_page_subscribers where status_page_id = ${pageId} order by email`;
+    assert.deepEqual(
+      emails.map((r) => r.email),
+      ['confirmed-long-ago@example.com', 'waited-6-days@example.com'],
+    );
+    const keys = await db.sql<
+      { source_key: string }[]
+    >`select source_key from status_page_notices where status_page_id = ${pageId} order by source_key`;
+    assert.deepEqual(
+      keys.map((r) => r.source_key),
+      ['old-not-fanned-out', 'old-still-sending', 'young'],
+    );
+    assert.equal((await db.sql`select 1 from subscriber_deliveries where notice_id = ${old}`).length, 0, 'its deliveries went with it');
   });
 
   it('deletes in chunks until nothing is left past the cutoff', async () => {

@@ -45,6 +45,7 @@ const queryFields = [
   'stat',
   'label',
   'month',
+  'sig',
 ];
 
 describe('fuzzing every public route', () => {

@@ -35,6 +35,7 @@ import { statusPageFormRoutes } from './pages/status-page-form.ts';
 import { statusPageIncidentsRoutes } from './pages/status-page-incidents.ts';
 import { statusPageIncidentRoutes } from './pages/status-page-incident.ts';
 import { statusPageSubscribeRoutes } from './pages/status-page-subscribe.ts';
+import { statusPageSubscribersRoutes } from './pages/status-page-subscribers.ts';
 import { badgeActionRoutes, badgeRoutes } from './pages/badges.ts';
 import { switchRoutes } from './pages/switch.ts';
 import { triggerRoutes } from './pages/triggers.ts';
@@ -133,6 +134,7 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
       statusPageFormRoutes(signedIn, deps);
       statusPageIncidentsRoutes(signedIn, deps);
       statusPageIncidentRoutes(signedIn, deps);
+      statusPageSubscribersRoutes(signedIn, deps);
       triggerRoutes(signedIn, deps);
       integrationRoutes(signedIn, deps);
       tokenRoutes(signedIn, deps);

@@ -31,6 +31,7 @@ export const urls = {
   statusSubscribe: (slug: string) => `/status/${slug}/subscribe`,
   statusPageIncidents: (pageId: string) => `/app/status-pages/${pageId}/incidents`,
   statusPageIncident: (pageId: string, id: string) => `/app/status-pages/${pageId}/incidents/${id}`,
+  statusPageSubscribers: (pageId: string) => `/app/status-pages/${pageId}/subscribers`,
   badge: (slug: string) => `/badge/${slug}.svg`,
   badgeFile: (slug: string, file: string) => `/badge/${slug}/${file}`,
   asset: (name: string, version: string) => `/assets/${name}?v=${version}`,

@@ -67,7 +67,8 @@ export function statusPageIncidentsRoutes(app: App, deps: WebDeps): void {
           sub: html`Drafts are seen here only; published incidents are on
             <a href="${urls.statusPage(view.slug)}" target="_blank" rel="noopener">the public page</a>. Outages of what the page shows are
             drafted on their own${view.auto_publish_incidents ? ' and published at once' : ''}.`,
-          actions: html`<a class="btn" href="${urls.statusPageSettings(view.id)}/edit">Edit the page</a> ${newButton}`,
+          actions: html`<a class="btn" href="${urls.statusPageSubscribers(view.id)}">Subscribers</a>
+            <a class="btn" href="${urls.statusPageSettings(view.id)}/edit">Edit the page</a> ${newButton}`,
         })}
         ${listOrEmpty(
           items.length,

@@ -167,9 +167,7 @@ export function statusPageSubscribeRoutes(app: App, deps: WebDeps): void {
 
   app.post('/status/subscriptions/:id/confirm', async (req, reply) => {
     const s = await load(req, 'confirm');
-    if (!s || !(await subscribers.confirmSubscription(ctx, s.subscriber.id))) {
-      return fromForm(req) ? sendHtml(reply, notValid(deps), 404) : answerText(reply, 404, 'Not found');
-    }
+    if (!s || !(await subscribers.confirmSubscription(ctx, s.subscriber.id))) return sendHtml(reply, notValid(deps), 404);
     if (!fromForm(req)) return answerText(reply, 200, 'Subscribed');
     return sendHtml(
       reply.header('cache-control', 'no-store'),
@@ -206,7 +204,7 @@ export function statusPageSubscribeRoutes(app: App, deps: WebDeps): void {
     const id = (req.params as { id: string }).id;
     const sig = (req.query as Record<string, unknown>).sig;
     if (!uuid.safeParse(id).success || !verifySubscriber(ctx.keys.subscriberLinks, 'unsubscribe', id, sig))
-      return fromForm(req) ? sendHtml(reply, notValid(deps), 404) : answerText(reply, 404, 'Not found');
+      return sendHtml(reply, notValid(deps), 404);
     const s = await subscribers.subscriberPage(ctx, id);
     await subscribers.unsubscribe(ctx, id);
     if (!fromForm(req)) return answerText(reply, 200, 'Unsubscribed');

@@ -82,6 +82,7 @@ export function statusPagesRoutes(app: App, deps: WebDeps): void {
                       </td>
                       <td class="nowrap">
                         <a class="btn btn-sm" href="${urls.statusPageIncidents(p.id)}">Incidents</a>
+                        <a class="btn btn-sm" href="${urls.statusPageSubscribers(p.id)}">Subscribers</a>
                         <a class="btn btn-sm" href="${urls.statusPageSettings(p.id)}/edit">Edit</a>
                         ${postButton({ action: `${urls.statusPageSettings(p.id)}/address`, label: 'New address', csrf, small: true, confirm: `Give “${p.title}” a new address? The current one stops working.` })}
                         ${postButton({ action: `${urls.statusPageSettings(p.id)}/delete`, label: 'Delete', csrf, kind: 'danger', small: true, confirm: `Delete the status page “${p.title}”? Its address stops working.` })}
