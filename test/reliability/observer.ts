@@ -5,7 +5,8 @@ import { pingPattern, send, type Acked, type Ledger, type Traffic, type Workload
 /**
  * Reads back what the service did with the traffic and compares it with the ledger: pings in the
  * ping log, heartbeat state, events on EVENTS, notifications at the webhook receiver (by their
- * Idempotency-Key), check results in Postgres against the requests the targets answered.
+ * Idempotency-Key), check results in Postgres against the requests the targets answered, status
+ * page notices at the subscriber's webhook (by their Idempotency-Key).
  */
 
 interface StreamEvent {
@@ -28,7 +29,7 @@ interface Receipt {
 
 /** Cumulative counts since the observer started; a cycle's figures are the difference of two. */
 export interface Tally {
-  acked: { pings: number; triggers: number; checks: number; alerts: number; steps: number };
+  acked: { pings: number; triggers: number; checks: number; alerts: number; steps: number; notices: number };
   lost: {
     /** Acknowledged pings missing from the ping log. */
     pings: number;
@@ -45,6 +46,8 @@ export interface Tally {
      * (a reminder or escalation due and not taken), and step messages missing at the receiver.
      */
     steps: number;
+    /** Status page incidents published (201) without their message at the page's webhook subscriber. */
+    notices: number;
   };
   duplicated: {
     pings: number;
@@ -56,6 +59,8 @@ export interface Tally {
     spurious: number;
     /** Alert steps taken twice (two reminders of one number, two escalations), or messages of a step sent twice. */
     steps: number;
+    /** Status page notices sent to the subscriber under more than one Idempotency-Key. */
+    notices: number;
   };
   /** Checks in flight in an agent when it was killed (never acknowledged by JetStream). */
   checksInFlightAtKill: number;
@@ -118,11 +123,13 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
   let sinkSeen = 0;
   let redeliveries = 0;
   const seenKeys = new Set<string>();
+  // Status page notices at the subscriber's webhook, by the message (the token) of their update.
+  const noticeKeys = new Map<string, Set<string>>();
   const syncSink = () => {
     const requests = dep.sink.requests;
     for (; sinkSeen < requests.length; sinkSeen++) {
       const r = requests[sinkSeen]!;
-      let n: { id?: string; message?: string; event?: string };
+      let n: { id?: string; message?: string; event?: string; incident?: { update?: { message?: string } } };
       try {
         n = JSON.parse(r.body);
       } catch {
@@ -131,6 +138,13 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
       const key = String(r.headers['idempotency-key'] ?? '');
       if (seenKeys.has(key)) redeliveries++;
       seenKeys.add(key);
+      if (r.url === '/status-subscriber') {
+        const message = n.incident?.update?.message ?? '';
+        const keys = noticeKeys.get(message) ?? new Set<string>();
+        keys.add(key);
+        noticeKeys.set(message, keys);
+        continue;
+      }
       const rec = receipts.get(n.id ?? '') ?? { keys: new Set<string>(), requests: 0 };
       rec.keys.add(key);
       rec.requests++;
@@ -231,12 +245,16 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
   })();
 
   const triggerDelivered = (a: Acked) => (eventOfMessage.get(body(a.token))?.size ?? 0) > 0;
+  const noticeDelivered = (a: Acked) => (noticeKeys.get(body(a.token))?.size ?? 0) > 0;
   const unprocessed = (until: number) => {
     syncLedger();
     syncSink();
     let n = 0;
     for (const a of pendingPings.values()) if (a.ackedAt <= until) n++;
-    for (const a of ledger.acked) if (a.flow === 'trigger' && a.ackedAt <= until && !triggerDelivered(a)) n++;
+    for (const a of ledger.acked) {
+      if (a.flow === 'trigger' && a.ackedAt <= until && !triggerDelivered(a)) n++;
+      if (a.flow === 'notice' && a.ackedAt <= until && !noticeDelivered(a)) n++;
+    }
     return n;
   };
 
@@ -265,6 +283,10 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
     if (unrouted!.n > 0) return `${unrouted!.n} alert events without their deliveries yet`;
     const [deliveries] = await db<{ n: number }[]>`select count(*)::int as n from deliveries where status in ('pending', 'sending')`;
     if (deliveries!.n > 0) return `${deliveries!.n} deliveries not yet sent`;
+    const [notices] = await db<{ n: number }[]>`
+      select (select count(*) from status_page_notices where fanned_out_at is null)::int
+        + (select count(*) from subscriber_deliveries where status in ('pending', 'sending'))::int as n`;
+    if (notices!.n > 0) return `${notices!.n} status page notices or their messages not yet sent`;
     const buffered = await agentsBuffered();
     if (buffered > 0) return `${buffered} results buffered in agents`;
     return undefined;
@@ -277,7 +299,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
       for (;;) {
         await confirmPings().catch(() => {});
         const n = unprocessed(until);
-        if (n > 0) why = `${n} acknowledged pings and trigger calls not yet processed`;
+        if (n > 0) why = `${n} acknowledged pings, trigger calls and incidents not yet processed`;
         else {
           try {
             const rows = await db<{ monitor_id: string }[]>`
@@ -303,7 +325,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         const n = unprocessed(Infinity);
         let backlog: string | undefined;
         try {
-          backlog = n > 0 ? `${n} acknowledged pings and trigger calls not yet processed` : await pipelineBacklog();
+          backlog = n > 0 ? `${n} acknowledged pings, trigger calls and incidents not yet processed` : await pipelineBacklog();
         } catch (err) {
           backlog = `reading the pipeline: ${(err as Error).message}`;
         }
@@ -329,10 +351,11 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
 
       const pings = ledger.acked.filter((a) => a.flow === 'ping');
       const triggers = ledger.acked.filter((a) => a.flow === 'trigger');
+      const notices = ledger.acked.filter((a) => a.flow === 'notice');
       const t: Tally = {
-        acked: { pings: pings.length, triggers: triggers.length, checks: checks.answered, alerts: 0, steps: 0 },
-        lost: { pings: pendingPings.size, triggers: 0, alerts: 0, notifications: 0, checks: checks.lost, steps: 0 },
-        duplicated: { pings: 0, triggers: 0, alerts: 0, notifications: 0, spurious: 0, steps: 0 },
+        acked: { pings: pings.length, triggers: triggers.length, checks: checks.answered, alerts: 0, steps: 0, notices: notices.length },
+        lost: { pings: pendingPings.size, triggers: 0, alerts: 0, notifications: 0, checks: checks.lost, steps: 0, notices: 0 },
+        duplicated: { pings: 0, triggers: 0, alerts: 0, notifications: 0, spurious: 0, steps: 0, notices: 0 },
         checksInFlightAtKill: checks.inFlight,
         redeliveries,
         republishedEvents: [...events.values()].filter((e) => e.copies > 1).length,
@@ -445,6 +468,14 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         const n = firedBy.get(body(a.token)) ?? 0;
         if (n === 0) t.lost.triggers++;
         if (n > 1) t.duplicated.triggers += n - 1;
+      }
+
+      // Each acknowledged incident reached the page's subscriber under one Idempotency-Key.
+      for (const a of notices) {
+        const keys = noticeKeys.get(body(a.token))?.size ?? 0;
+        if (keys === 0) t.lost.notices++;
+        if (keys > 1) t.duplicated.notices += keys - 1;
+        if (keys !== 1) t.details.push(`status page incident ${a.token}: its message received under ${keys} keys`);
       }
       return t;
     },

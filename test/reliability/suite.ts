@@ -44,7 +44,13 @@ export async function startSuite(opts: SuiteOptions): Promise<Suite> {
   try {
     workload = await createWorkload(dep, { heartbeats: opts.heartbeats ?? 12, monitors: opts.monitors ?? 4, flipping: opts.flipping ?? 2 });
     const ledger = createLedger();
-    const traffic = createTraffic(dep, workload, ledger, { pingEveryMs: 1_000, triggerEveryMs: 400, flipDwellMs: 10_000, ...opts.traffic });
+    const traffic = createTraffic(dep, workload, ledger, {
+      pingEveryMs: 1_000,
+      triggerEveryMs: 400,
+      noticeEveryMs: 2_000,
+      flipDwellMs: 10_000,
+      ...opts.traffic,
+    });
     observer = createObserver(dep, workload, ledger, traffic);
     for (const id of workload.stuck) observer.owe(id, 'heartbeat.down');
     await Promise.all(workload.monitors.map((m) => monitorStatus(dep.db, m.id, 1, 60_000)));

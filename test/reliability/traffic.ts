@@ -17,15 +17,17 @@ import type { Deployment } from './deployment.ts';
  * - HTTP monitors checked by the probe agents against local targets; some of them are flipped
  *   down and up, each flip waiting until the service has seen it, so each flip owes one
  *   monitor.down and one monitor.up.
+ * - Status page incidents published through the API with a unique token as their message, 201 =
+ *   acknowledged: each owes one message to the page's webhook subscriber (the same receiver).
  */
 
 export type PingKind = 'success' | 'fail';
 export const pingPattern: readonly PingKind[] = ['success', 'success', 'success', 'success', 'fail', 'fail'];
 
 export interface Acked {
-  flow: 'ping' | 'trigger';
+  flow: 'ping' | 'trigger' | 'notice';
   token: string;
-  /** Heartbeat or trigger id. */
+  /** Heartbeat, trigger or status page id. */
   subject: string;
   kind?: PingKind;
   /** Which URL took it. */
@@ -97,6 +99,8 @@ export interface Workload {
   /** Heartbeats that failed once and are never pinged again: their alerts are re-notified and escalated through the run. */
   stuck: string[];
   triggerId: string;
+  /** A status page with one webhook subscriber (the receiver, at /status-subscriber). */
+  statusPageId: string;
   monitors: WorkloadMonitor[];
   interval: number;
   close(): Promise<void>;
@@ -157,6 +161,8 @@ export async function createWorkload(dep: Deployment, opts: { heartbeats: number
       if (!('status' in failed) || failed.status !== 200) throw new Error(`a stuck heartbeat's fail ping: ${JSON.stringify(failed)}`);
       stuck.push(id);
     }
+    const statusPageId = await created('/status-pages', { project_id: projectId, title: 'Reliability' });
+    await created(`/status-pages/${statusPageId}/subscribers`, { type: 'webhook', url: `${dep.sink.url}/status-subscriber` });
     const interval = 5;
     const monitors: WorkloadMonitor[] = [];
     for (let i = 0; i < opts.monitors; i++) {
@@ -172,7 +178,7 @@ export async function createWorkload(dep: Deployment, opts: { heartbeats: number
       });
       monitors.push({ id, target, flips: i < opts.flipping });
     }
-    return { heartbeats, stuck, triggerId, monitors, interval, close };
+    return { heartbeats, stuck, triggerId, statusPageId, monitors, interval, close };
   } catch (err) {
     await close();
     throw err;
@@ -183,6 +189,8 @@ export interface TrafficOptions {
   /** Time between two pings of one heartbeat. */
   pingEveryMs: number;
   triggerEveryMs: number;
+  /** Time between two incidents published on the status page. */
+  noticeEveryMs: number;
   /** How long a flipped monitor stays up before the next flip. */
   flipDwellMs: number;
 }
@@ -333,6 +341,32 @@ export function createTraffic(dep: Deployment, workload: Workload, ledger: Ledge
     }
   };
 
+  // An incident published on the status page per call, its message the token: 201 = acknowledged.
+  const noticeLoop = async () => {
+    let i = 0;
+    let lastAcked = true;
+    for (;;) {
+      if (stopping && (lastAcked || Date.now() > stopGiveUpAt)) return;
+      const cp = dep.controlPlanes[i++ % dep.controlPlanes.length]!;
+      const via = `control-plane-${dep.controlPlanes.indexOf(cp) + 1}`;
+      const token = randomUUID();
+      const sentAt = Date.now();
+      const res = await send('POST', `${cp.url}/status-pages/${workload.statusPageId}/incidents`, {
+        body: JSON.stringify({ title: 'Reliability notice', impact: 'none', status: 'resolved', message: `rel ${token}`, published: true }),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${dep.token}` },
+      });
+      if ('status' in res && res.status === 201) {
+        ledger.record({ flow: 'notice', token, subject: workload.statusPageId, via, sentAt, ackedAt: Date.now(), cycle });
+        lastAcked = true;
+        await pause(sentAt + opts.noticeEveryMs - Date.now());
+      } else {
+        ledger.refuse('notice', via, 'status' in res ? `HTTP ${res.status}` : res.error);
+        lastAcked = false;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+
   /** Waits for the monitor to be down; true when told to stop while `unseen()` still holds. */
   const downOrStop = async (id: string, unseen: () => boolean, timeoutMs: number): Promise<boolean> => {
     const deadline = Date.now() + timeoutMs;
@@ -382,6 +416,7 @@ export function createTraffic(dep: Deployment, workload: Workload, ledger: Ledge
       loops = [
         ...workload.heartbeats.map((id, i) => pingLoop(id, i)),
         triggerLoop(),
+        noticeLoop(),
         ...workload.monitors.filter((m) => m.flips).map(flipLoop),
       ];
     },
