@@ -72,6 +72,7 @@ describe('status page incidents drafted from outages', () => {
       status: string;
       published: boolean;
       published_at: string | null;
+      created_at: string;
       resolved_at: string | null;
       components: { type: string; id: string; name: string | null }[];
       updates: { status: string; message: string; at: string; by: string | null }[];
@@ -265,6 +266,41 @@ describe('status page incidents drafted from outages', () => {
       (await incidentsOf(everything)).find((x) => x.source?.monitor_incident_id === incident),
       undefined,
     );
+  });
+
+  it('goes on with the incident of a monitor that flaps (down again within 15 minutes), and drafts anew after that', async () => {
+    const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
+    await publish([
+      monitorEvent('monitor.down', search, 'search-prod', '2026-11-21T08:00:00.000Z', first),
+      monitorEvent('monitor.up', search, 'search-prod', '2026-11-21T08:02:00.000Z', first, { duration_seconds: 120 }),
+    ]);
+    await drained();
+    await publish([monitorEvent('monitor.down', search, 'search-prod', '2026-11-21T08:10:00.000Z', second)]);
+    await drained();
+    await publish([monitorEvent('monitor.up', search, 'search-prod', '2026-11-21T08:11:00.000Z', second, { duration_seconds: 60 })]);
+    await drained();
+    for (const pageId of [searchOnly, everything]) {
+      const flapping = (await incidentsOf(pageId)).filter((x) => x.created_at >= '2026-11-21T08:00' && x.created_at < '2026-11-21T09:00');
+      assert.equal(flapping.length, 1, `one incident for two outages 8 minutes apart on ${pageId}`);
+      const i = flapping[0]!;
+      assert.equal(i.status, 'resolved');
+      assert.equal(i.source!.monitor_incident_id, second, 'it follows the latest outage');
+      assert.deepEqual(
+        i.updates.map((u) => [u.status, u.at, u.message.includes('again')]),
+        [
+          ['resolved', '2026-11-21T08:11:00.000000Z', true],
+          ['investigating', '2026-11-21T08:10:00.000000Z', true],
+          ['resolved', '2026-11-21T08:02:00.000000Z', true],
+          ['investigating', '2026-11-21T08:00:00.000000Z', false],
+        ],
+      );
+    }
+    // Twenty minutes after the last end: a new incident.
+    await publish([monitorEvent('monitor.down', search, 'search-prod', '2026-11-21T08:31:00.000Z', third)]);
+    await drained();
+    const later = (await incidentsOf(searchOnly)).filter((x) => x.created_at >= '2026-11-21T08:00' && x.created_at < '2026-11-21T09:00');
+    assert.equal(later.length, 2);
+    assert.equal(later.find((x) => x.source!.monitor_incident_id === third)!.status, 'investigating');
   });
 
   it('skips a down of a monitor deleted since, and goes on with the events after it', async () => {

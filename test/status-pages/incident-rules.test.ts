@@ -6,8 +6,10 @@ import {
   draftImpact,
   highestImpact,
   onOutageEnd,
+  onOutageStart,
   outageOf,
   type IncidentAtEnd,
+  type PreviousDraft,
   type Outage,
 } from '../../control-plane/src/status-pages/incidents/rules.ts';
 
@@ -125,4 +127,26 @@ describe('what the end of an outage does to the incident drafted from it', () =>
     ['a draft resolved already', { status: 'resolved' }, 'nothing'],
   ];
   for (const [name, over, expected] of rows) it(`${expected}s ${name}`, () => assert.equal(onOutageEnd({ ...base, ...over }), expected));
+});
+
+describe('what a new outage does on a page: a new draft, or the flapping incident goes on', () => {
+  const at = '2026-11-27T10:00:00.000Z';
+  const minutesBefore = (m: number) => new Date(Date.parse(at) - m * 60_000).toISOString();
+  const resolved = (endedMinutesBefore: number, own = true): PreviousDraft => ({
+    ended_at: minutesBefore(endedMinutesBefore),
+    status: 'resolved',
+    resolved_on_its_own: own,
+  });
+  const rows: [string, PreviousDraft | null, 'draft' | 'reopen'][] = [
+    ['no incident of it on the page yet', null, 'draft'],
+    ['its incident resolved on its own a minute ago', resolved(1), 'reopen'],
+    ['resolved on its own 15 minutes ago, to the millisecond', resolved(15), 'reopen'],
+    ['resolved on its own 16 minutes ago', resolved(16), 'draft'],
+    ['resolved at the same instant the new outage began', resolved(0), 'reopen'],
+    ['a person resolved it, or spoke for it', resolved(1, false), 'draft'],
+    ['its outage still going (its end not read yet)', { ended_at: null, status: 'investigating', resolved_on_its_own: true }, 'draft'],
+    ['ended, but a person keeps it open', { ended_at: minutesBefore(2), status: 'monitoring', resolved_on_its_own: false }, 'draft'],
+    ['its recorded end after this start (read out of order)', { ...resolved(0), ended_at: '2026-11-27T10:05:00.000Z' }, 'draft'],
+  ];
+  for (const [name, previous, expected] of rows) it(name, () => assert.equal(onOutageStart(previous, at), expected));
 });

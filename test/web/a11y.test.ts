@@ -32,6 +32,7 @@ describe('accessibility of the status pages', () => {
   let page: Page;
   let statusPage: { id: string; slug: string };
   let shopId: string;
+  let incidentId: string;
 
   /** axe's violations on the page open now (axe evaluated through the debugging protocol, which the page's CSP does not cover). */
   async function violationsOf(name: string): Promise<Violation[]> {
@@ -64,7 +65,8 @@ describe('accessibility of the status pages', () => {
   }
 
   before(async () => {
-    cp = await startTestControlPlane({ roles: ['api'] });
+    // An SMTP server set (never reached: nobody subscribes here) shows the subscribe form.
+    cp = await startTestControlPlane({ roles: ['api'], env: { SMTP_URL: 'smtp://127.0.0.1:9' } });
     ada = await createAccount(cp.db.sql, { email: 'ada.lovelace@example.test' });
     api = apiClient(cp.url, ada.token);
     const project_id = ada.project_id;
@@ -126,6 +128,16 @@ describe('accessibility of the status pages', () => {
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     statusPage = created.body.data;
+    const incident = await api('POST', `/status-pages/${statusPage.id}/incidents`, {
+      title: 'Slow checkout',
+      impact: 'minor',
+      status: 'identified',
+      message: 'Payments take **longer** than usual:\n\n- card payments\n- [the provider](https://status.example.test)',
+      components: [{ type: 'monitor', id: shop }],
+      published: true,
+    });
+    assert.equal(incident.status, 201, JSON.stringify(incident.body));
+    incidentId = incident.body.data.id;
     browser = await openBrowser();
     page = browser.page;
   });
@@ -138,6 +150,7 @@ describe('accessibility of the status pages', () => {
   it('has no serious or critical violation on the public status page', async () => {
     await open(`/status/${statusPage.slug}`);
     assert.match((await page.textContent('main'))!, /Web shop[^]*Search reindex|Search reindex[^]*Web shop/);
+    assert.ok(await page.$('[data-testid=subscribe] input[type=email]'), 'the subscribe form is checked too');
     assert.deepEqual(blocking('public page', await violationsOf('status-page')), []);
   });
 
@@ -163,6 +176,27 @@ describe('accessibility of the status pages', () => {
     }
   });
 
+  it('has no serious or critical violation on the public history and incident pages, and fits them on a 375 px phone', async () => {
+    const found: string[] = [];
+    const month = new Date().toISOString().slice(0, 7);
+    for (const [path, name] of [
+      [`/status/${statusPage.slug}/history?month=${month}`, 'status-history'],
+      [`/status/${statusPage.slug}/incidents/${incidentId}`, 'status-incident'],
+    ] as const) {
+      await open(path);
+      found.push(...blocking(name, await violationsOf(name)));
+      await page.setViewportSize({ width: 375, height: 812 });
+      try {
+        await open(path);
+        assert.equal(await sidewaysOverflow(page), 0, `${name} scrolls sideways on a phone`);
+        found.push(...blocking(`${name}-phone`, await violationsOf(`${name}-phone`)));
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 860 });
+      }
+    }
+    assert.deepEqual(found, []);
+  });
+
   it('has no serious or critical violation on the dashboard’s status pages list and forms', async () => {
     await page.goto(`${cp.url}/app/sign-in`);
     await page.fill('input[name=email]', ada.email);
@@ -173,6 +207,8 @@ describe('accessibility of the status pages', () => {
       ['/app/status-pages', 'status-pages'],
       ['/app/status-pages/new', 'status-page-new'],
       [`/app/status-pages/${statusPage.id}/edit`, 'status-page-edit'],
+      [`/app/status-pages/${statusPage.id}/incidents`, 'status-page-incidents'],
+      [`/app/status-pages/${statusPage.id}/subscribers`, 'status-page-subscribers'],
     ] as const) {
       await open(path);
       found.push(...blocking(name, await violationsOf(name)));

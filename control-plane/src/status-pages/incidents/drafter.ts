@@ -13,7 +13,7 @@ import { startConsumer } from '../../platform/nats/consumer.ts';
 import * as drafts from './drafts-repo.ts';
 import * as repo from './repo.ts';
 import { noticeIncident, noticeMaintenance } from '../subscribers/notices.ts';
-import { draftImpact, draftTexts, onOutageEnd, outageOf, type Outage } from './rules.ts';
+import { draftImpact, draftTexts, onOutageEnd, onOutageStart, outageOf, type Outage } from './rules.ts';
 
 export const DRAFTER_CONSUMER = 'status-page-drafts';
 
@@ -38,6 +38,21 @@ async function draftOn(tx: postgres.TransactionSql, page: drafts.ShowingPage, o:
   try {
     return await tx.savepoint(async (sp) => {
       if (!(await drafts.claimDraft(sp, page.id, o.key))) return false;
+      // A flap: the same subject's incident, resolved on its own minutes ago, goes on instead.
+      const previous = await drafts.previousDraft(sp, page.id, o.subject);
+      if (previous && onOutageStart(previous, began) === 'reopen') {
+        await drafts.followOutage(sp, previous.id, o.key);
+        await repo.insertUpdate(sp, previous.id, {
+          status: 'investigating',
+          message: draftTexts(page.display_name ?? o.subject.name).again,
+          at: began,
+          posted_by: null,
+        });
+        await repo.moveStatus(sp, previous.id, 'investigating', began);
+        await drafts.linkDraft(sp, page.id, o.key, previous.id);
+        await noticeIncident(sp, page.id, previous.id);
+        return true;
+      }
       const texts = draftTexts(page.display_name ?? o.subject.name);
       const id = await repo.insertIncident(
         sp,

@@ -79,6 +79,44 @@ export async function linkDraft(tx: Db, pageId: string, key: string, incidentId:
   await tx`update status_page_drafted set incident_id = ${incidentId} where status_page_id = ${pageId} and outage_key = ${key}`;
 }
 
+/** The page's latest incident drafted from this monitor or heartbeat, locked; undefined when none. */
+export async function previousDraft(
+  tx: Db,
+  pageId: string,
+  subject: { type: 'monitor' | 'heartbeat'; id: string },
+): Promise<
+  | {
+      id: string;
+      ended_at: string | null;
+      status: 'investigating' | 'identified' | 'monitoring' | 'resolved';
+      resolved_on_its_own: boolean;
+    }
+  | undefined
+> {
+  const column = subject.type === 'monitor' ? tx`i.source_monitor_id` : tx`i.source_heartbeat_id`;
+  const [row] = await tx<
+    {
+      id: string;
+      ended_at: Date | string | null;
+      status: 'investigating' | 'identified' | 'monitoring' | 'resolved';
+      resolved_on_its_own: boolean;
+    }[]
+  >`
+    select i.id, i.source_ended_at as ended_at, i.status,
+      i.published_by is null
+        and not exists (select 1 from status_page_incident_updates u where u.incident_id = i.id and u.posted_by is not null) as resolved_on_its_own
+    from status_page_incidents i
+    where i.status_page_id = ${pageId} and ${column} = ${subject.id}
+    order by i.created_at desc, i.id desc limit 1
+    for update of i`;
+  return row && { ...row, ended_at: row.ended_at === null ? null : new Date(row.ended_at).toISOString() };
+}
+
+/** Moves an incident to a new outage of its subject: the drafter acts on that outage's end next. */
+export async function followOutage(tx: Db, incidentId: string, key: string): Promise<void> {
+  await tx`update status_page_incidents set source_key = ${key}, source_ended_at = null where id = ${incidentId}`;
+}
+
 /** An incident drafted from an outage whose end the drafter has not acted on yet, locked. */
 export interface EndingIncident {
   id: string;

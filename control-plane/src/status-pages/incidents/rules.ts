@@ -116,13 +116,39 @@ export function draftImpact(state: ComponentState): IncidentImpact | null {
   }
 }
 
-/** What a draft says: its title, its first update and the update that resolves it, by the name the page shows. */
-export function draftTexts(name: string): { title: string; opening: string; resolved: string } {
+/** What a draft says: its title, its first update, the update that resolves it and the one that reopens it, by the name the page shows. */
+export function draftTexts(name: string): { title: string; opening: string; resolved: string; again: string } {
   return {
     title: `${name} is down`,
     opening: `${name} is not working. We are looking into it.`,
     resolved: `${name} is working again.`,
+    again: `${name} is not working again. We are looking into it.`,
   };
+}
+
+/** An outage that starts this soon after the same subject's previous one ended on a page continues its incident. */
+export const FLAP_WINDOW_MS = 15 * 60_000;
+
+/** The page's latest incident drafted from the same monitor or heartbeat, as a new outage of it sees it. */
+export interface PreviousDraft {
+  /** When its outage ended (the drafter's record); null while it has not. */
+  ended_at: string | null;
+  status: IncidentStatus;
+  /** Resolved by the drafter at its outage's end, with no person's word on it. */
+  resolved_on_its_own: boolean;
+}
+
+/**
+ * What a new outage does on a page: `draft` a new incident, or `reopen` the previous one of the
+ * same subject, when that outage ended within FLAP_WINDOW_MS before this one began and the drafter
+ * resolved it on its own. A flapping service is then one incident whose timeline says it went down
+ * again, not an incident per flap (nor a message to every subscriber per flap). An incident a
+ * person resolved, or spoke for, is theirs: a new outage is a new draft.
+ */
+export function onOutageStart(previous: PreviousDraft | null, startedAt: string): 'draft' | 'reopen' {
+  if (!previous || previous.ended_at === null || previous.status !== 'resolved' || !previous.resolved_on_its_own) return 'draft';
+  const gap = Date.parse(startedAt) - Date.parse(previous.ended_at);
+  return gap >= 0 && gap <= FLAP_WINDOW_MS ? 'reopen' : 'draft';
 }
 
 /** An incident as the outage's end sees it. */
