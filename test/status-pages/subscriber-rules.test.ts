@@ -155,5 +155,7 @@ describe('what a notice says', () => {
     assert.equal(ended.lines[3], 'Covers: API');
     assert.equal(ended.lines.length, 4);
     assert.equal(noticeEvent({ ...m, phase: 'ended' }), 'maintenance.ended');
+    assert.equal(noticeText({ ...m, phase: 'scheduled' }, page).subject, '[Acme status] Maintenance scheduled: Database upgrade');
+    assert.equal(noticeEvent({ ...m, phase: 'scheduled' }), 'maintenance.scheduled');
   });
 });

@@ -272,8 +272,51 @@ describe('status page subscribers', () => {
     assert.equal(mailsTo('Grace@Example.com')[3]!.headers.subject, '[Acme status] Maintenance started: Database upgrade');
   });
 
+  it('tells of a one-off window scheduled ahead once, and again only when it moves', async () => {
+    const before = hook.requests.length;
+    const graceBefore = mailsTo('Grace@Example.com').length;
+    const starts = Date.now() + 86_400_000;
+    const created = await api('POST', '/maintenance-windows', {
+      project_id: ada.project_id,
+      name: 'Payment provider switch',
+      description: 'Checkout may be slow.',
+      starts_at: new Date(starts).toISOString(),
+      ends_at: new Date(starts + 3_600_000).toISOString(),
+      monitor_ids: [shop],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    // Not shown on the page: nothing.
+    await api('POST', '/maintenance-windows', {
+      project_id: ada.project_id,
+      name: 'Internal only',
+      starts_at: new Date(starts).toISOString(),
+      ends_at: new Date(starts + 3_600_000).toISOString(),
+      monitor_ids: [other],
+    });
+    await hook.waitForRequests(before + 1);
+    await settled();
+    const id = created.body.data.id;
+    assert.equal((await api('PATCH', `/maintenance-windows/${id}`, { description: 'Checkout may be slow for a minute.' })).status, 200);
+    await settled();
+    assert.equal(hook.requests.length, before + 1, 'one notice; an edit keeping the times tells nothing');
+    const body = JSON.parse(hook.requests[before]!.body);
+    assert.equal(body.event, 'maintenance.scheduled');
+    assert.equal(body.maintenance.name, 'Payment provider switch');
+    assert.equal(body.maintenance.starts_at, new Date(starts).toISOString());
+    assert.equal(mailsTo('Grace@Example.com').length, graceBefore + 1);
+    assert.equal(mailsTo('Grace@Example.com').at(-1)!.headers.subject, '[Acme status] Maintenance scheduled: Payment provider switch');
+    const moved = await api('PATCH', `/maintenance-windows/${id}`, {
+      starts_at: new Date(starts + 7_200_000).toISOString(),
+      ends_at: new Date(starts + 10_800_000).toISOString(),
+    });
+    assert.equal(moved.status, 200);
+    await hook.waitForRequests(before + 2);
+    assert.equal(JSON.parse(hook.requests[before + 1]!.body).maintenance.starts_at, new Date(starts + 7_200_000).toISOString());
+  });
+
   it('unsubscribes in one click (RFC 8058) without a page or cookie; nothing more is sent to it', async () => {
     const last = mailsTo('Grace@Example.com').at(-1)!;
+    const mailed = mailsTo('Grace@Example.com').length;
     const link = linkIn(last, 'unsubscribe');
     const res = await fetch(`${cp.url}${link}`, {
       method: 'POST',
@@ -298,7 +341,7 @@ describe('status page subscribers', () => {
     const hooks = hook.requests.length;
     await hook.waitForRequests(hooks + 1);
     await settled();
-    assert.equal(mailsTo('Grace@Example.com').length, 4, 'nothing after unsubscribing');
+    assert.equal(mailsTo('Grace@Example.com').length, mailed, 'nothing after unsubscribing');
   });
 
   it('removes a subscriber through the API', async () => {

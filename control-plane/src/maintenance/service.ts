@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../../../shared/src/contracts/events.ts';
+import { noticeScheduledMaintenance } from '../status-pages/subscribers/notices.ts';
 import { requireProject, type Principal } from '../accounts/bearer.ts';
 import type { Db } from '../platform/db/sql.ts';
 import { AppError, notFound } from '../platform/errors.ts';
@@ -108,6 +109,20 @@ export async function getWindow(ctx: ApiContext, p: Principal, id: string): Prom
   return toView(w, ctx.now());
 }
 
+/** A window as status page subscribers are told of it ahead. */
+const noticed = (id: string, w: repo.WindowWrite) => ({
+  id,
+  name: w.name,
+  description: w.description,
+  starts_at: w.starts_at && w.starts_at.toISOString(),
+  ends_at: w.ends_at && w.ends_at.toISOString(),
+  whole_project: w.whole_project,
+  monitor_ids: w.monitor_ids,
+  heartbeat_ids: w.heartbeat_ids,
+  recurring: w.cron !== null,
+  active: w.active,
+});
+
 export async function createWindow(ctx: ApiContext, p: Principal, body: MaintenanceWindowCreateBody): Promise<MaintenanceWindow> {
   requireProject(p, body.project_id);
   const write: repo.WindowWrite = {
@@ -125,7 +140,9 @@ export async function createWindow(ctx: ApiContext, p: Principal, body: Maintena
   };
   const id = await ctx.sql.begin(async (tx) => {
     await checkDefinition(tx, body.project_id, write);
-    return repo.insertWindow(tx, body.project_id, write, ctx.now());
+    const id = await repo.insertWindow(tx, body.project_id, write, ctx.now());
+    await noticeScheduledMaintenance(tx, body.project_id, noticed(id, write), ctx.now());
+    return id;
   });
   return getWindow(ctx, p, id);
 }
@@ -155,6 +172,7 @@ export async function updateWindow(
     await checkDefinition(tx, current.project_id, write);
     await repo.updateWindow(tx, id, write, ctx.now());
     await repo.reviewHeldAlerts(tx, current.project_id, ctx.now());
+    await noticeScheduledMaintenance(tx, current.project_id, noticed(id, write), ctx.now());
   });
   return getWindow(ctx, p, id);
 }

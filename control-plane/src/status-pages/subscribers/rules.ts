@@ -83,7 +83,7 @@ export type NoticePayload =
   | {
       kind: 'maintenance';
       window_id: string;
-      phase: 'started' | 'ended';
+      phase: 'scheduled' | 'started' | 'ended';
       name: string;
       description: string;
       starts_at: string | null;
@@ -117,7 +117,7 @@ export function noticeText(p: NoticePayload, page: NoticePage): { subject: strin
     ];
     return { subject: `[${page.title}] ${state}: ${p.title}`, lines, link: page.incidentUrl(p.incident_id) };
   }
-  const verb = p.phase === 'started' ? 'Maintenance started' : 'Maintenance completed';
+  const verb = p.phase === 'scheduled' ? 'Maintenance scheduled' : p.phase === 'started' ? 'Maintenance started' : 'Maintenance completed';
   const lines = [
     `${p.name}`,
     `${verb} · ${utc(p.at)}`,
