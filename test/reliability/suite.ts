@@ -213,7 +213,7 @@ export async function runFault(suite: Suite, fault: Fault, cycles = cyclesPerFau
   const inFlight = before.checksInFlightAtKill - first.checksInFlightAtKill;
   const extra = fault.notes?.();
   const notes = [
-    `acknowledged: ${acked.pings} pings, ${acked.triggers} trigger calls, ${acked.checks} checks answered; ${acked.alerts} alerts owed; ${acked.steps} alert steps (reminders, escalations) taken`,
+    `acknowledged: ${acked.pings} pings, ${acked.triggers} trigger calls, ${acked.checks} checks answered, ${acked.notices} status page incidents published; ${acked.alerts} alerts owed; ${acked.steps} alert steps (reminders, escalations) taken`,
     `${refused} requests refused (retried)`,
     inFlight > 0 ? `${inFlight} checks in flight in the killed agent (never acknowledged, not counted as lost)` : '',
     before.redeliveries > first.redeliveries
