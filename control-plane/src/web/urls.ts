@@ -28,6 +28,8 @@ export const urls = {
   statusPage: (slug: string) => `/status/${slug}`,
   statusHistory: (slug: string, month?: string) => `/status/${slug}/history${month ? `?month=${month}` : ''}`,
   statusIncident: (slug: string, id: string) => `/status/${slug}/incidents/${id}`,
+  statusFeed: (slug: string, format: 'atom' | 'rss') => `/status/${slug}/feed.${format}`,
+  statusSummary: (slug: string) => `/status/${slug}/summary.json`,
   statusPageIncidents: (pageId: string) => `/app/status-pages/${pageId}/incidents`,
   statusPageIncident: (pageId: string, id: string) => `/app/status-pages/${pageId}/incidents/${id}`,
   badge: (slug: string) => `/badge/${slug}.svg`,
