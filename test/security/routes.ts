@@ -74,6 +74,11 @@ export const publicRoutes: Record<string, PublicRoute> = {
     why: "a public status page's RSS feed of its published incidents, at its slug",
   },
   '/status/:slug/summary.json': { methods: getHead, answers: 'file', why: "a public status page's state as JSON for widgets, at its slug" },
+  '/status/:slug/access': {
+    methods: ['POST'],
+    answers: 'html',
+    why: "a private status page's password form posts here; throttled per address like sign-in",
+  },
   '/feed.atom': { methods: getHead, answers: 'file', why: "a status page's Atom feed at the page's own host name (404 at the app's)" },
   '/feed.rss': { methods: getHead, answers: 'file', why: "a status page's RSS feed at the page's own host name (404 at the app's)" },
   '/summary.json': {

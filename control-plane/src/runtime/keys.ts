@@ -37,5 +37,6 @@ export function deriveKeys(master: Buffer): Keys {
     checkCredentials: deriveKey(master, 'check-credentials'),
     integrationSecrets: deriveKey(master, 'integration-secrets'),
     alertLinks: deriveKey(master, 'alert-links'),
+    statusPageAccess: deriveKey(master, 'status-page-access'),
   };
 }

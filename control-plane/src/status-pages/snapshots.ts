@@ -24,6 +24,15 @@ export interface Rendered {
    * fragment (`?fragment=1`); or the Atom and RSS feeds and the JSON summary.
    */
   renditions: Record<string, string>;
+  /** Who may read it (ADR 0041), as the render read it; null: anyone. */
+  access: PageAccess | null;
+}
+
+/** A private page's password hash and allow-list. */
+export interface PageAccess {
+  pageId: string;
+  passwordHash: string | null;
+  ipAllowlist: string[] | null;
 }
 
 export interface Variant {
@@ -39,6 +48,7 @@ export interface Snapshot {
   pageId: string;
   projectId: string;
   renditions: Record<string, Variant>;
+  access: PageAccess | null;
   /** When it was rendered (ms since the epoch, on the cache's clock). */
   renderedAt: number;
 }
@@ -99,7 +109,7 @@ export function snapshotCache(opts: {
         }
         const renditions: Record<string, Variant> = {};
         for (const [name, text] of Object.entries(r.renditions)) renditions[name] = await variant(text);
-        const snapshot: Snapshot = { pageId: r.pageId, projectId: r.projectId, renditions, renderedAt: started };
+        const snapshot: Snapshot = { pageId: r.pageId, projectId: r.projectId, renditions, access: r.access, renderedAt: started };
         entry.snapshot = snapshot;
         entry.dropped = entry.generation !== generation;
         return snapshot;

@@ -30,6 +30,7 @@ export const urls = {
   statusIncident: (slug: string, id: string) => `/status/${slug}/incidents/${id}`,
   statusFeed: (slug: string, format: 'atom' | 'rss') => `/status/${slug}/feed.${format}`,
   statusSummary: (slug: string) => `/status/${slug}/summary.json`,
+  statusAccess: (slug: string) => `/status/${slug}/access`,
   statusPageIncidents: (pageId: string) => `/app/status-pages/${pageId}/incidents`,
   statusPageIncident: (pageId: string, id: string) => `/app/status-pages/${pageId}/incidents/${id}`,
   badge: (slug: string) => `/badge/${slug}.svg`,

@@ -14,6 +14,8 @@ export interface Keys {
   integrationSecrets: Buffer;
   /** Signs the acknowledge and snooze links of alerts, and heartbeats' snooze URLs. */
   alertLinks: Buffer;
+  /** Signs the cookie that lets a reader into a private status page. */
+  statusPageAccess: Buffer;
 }
 
 /** What every route module receives: the adapters, passed in explicitly. */

@@ -175,6 +175,7 @@ export async function renderStatusPageFeeds(deps: WebDeps, slug: string): Promis
   return {
     pageId: page.id,
     projectId: page.project_id,
+    access: found.access,
     renditions: {
       atom: atom(page, entries, updated, a),
       rss: rss(page, entries, updated, a),

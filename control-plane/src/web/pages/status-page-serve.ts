@@ -3,7 +3,9 @@ import type { App } from '../../platform/http/context.ts';
 import { customDomainPages } from '../../status-pages/service.ts';
 import { httpDate, notModified, snapshotCache, type Rendered, type SnapshotCache } from '../../status-pages/snapshots.ts';
 import { queryText, sendHtml, type WebDeps } from '../context.ts';
+import { hostName } from '../host.ts';
 import { renderError } from '../errors.ts';
+import { PRIVATE_CACHE_CONTROL, type StatusPageAccess } from './status-page-access.ts';
 
 /** Where the database announces a change to what a status page shows (migration 0030). */
 export const STATUS_PAGE_CHANGES = 'status_page_changes';
@@ -31,14 +33,6 @@ const MISSING = 'There is no status page at this address.';
 
 const SLUG = /^[A-Za-z0-9_-]{22}$/;
 
-/** The host name of a Host header, lower case, without its port; undefined when there is none. */
-export function hostName(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const h = header.trim().toLowerCase();
-  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
-  return h.replace(/:\d*$/, '').replace(/\.$/, '');
-}
-
 /** A DNS name (not an IP address, not a single label such as localhost). */
 const isDomainName = (host: string) => /^(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*$/.test(host);
 
@@ -64,6 +58,7 @@ export function publicStatusPages(
   app: App,
   deps: WebDeps,
   renderers: Record<Document, (slug: string) => Promise<Rendered | undefined>>,
+  access: StatusPageAccess,
 ): ServeStatusPage {
   const { ctx } = deps;
   const maxAgeMs = ctx.config.STATUS_PAGE_MAX_AGE_SECONDS * 1000;
@@ -150,14 +145,22 @@ export function publicStatusPages(
         : await fresh(renderers[spec.doc], slug);
     const v = snapshot?.renditions[rendition];
     if (!snapshot || !v) return missing(reply, rendition);
+    // A private page's reader is checked against what the snapshot read of it (ADR 0041).
+    const gate = await access.check(req, reply, slug, snapshot.access, rendition === 'summary' ? 'data' : 'html');
+    if (gate === 'refused') return reply;
     const gzipped = acceptsGzip(req.headers['accept-encoding']);
-    void reply
-      .header('cache-control', `public, max-age=${sMaxAge}, stale-while-revalidate=30`)
-      .header('etag', gzipped ? v.gzipEtag : v.etag)
-      .header('last-modified', httpDate(snapshot.renderedAt))
-      .header('vary', 'accept-encoding');
     if (spec.cors) void reply.header('access-control-allow-origin', '*');
-    if (notModified(req.headers, [v.etag, v.gzipEtag], snapshot.renderedAt)) return reply.code(304).send();
+    if (gate === 'granted') {
+      // Never kept by a shared cache, nor validated: whoever asks again is checked again.
+      void reply.header('cache-control', PRIVATE_CACHE_CONTROL).header('vary', 'accept-encoding, cookie');
+    } else {
+      void reply
+        .header('cache-control', `public, max-age=${sMaxAge}, stale-while-revalidate=30`)
+        .header('etag', gzipped ? v.gzipEtag : v.etag)
+        .header('last-modified', httpDate(snapshot.renderedAt))
+        .header('vary', 'accept-encoding');
+      if (notModified(req.headers, [v.etag, v.gzipEtag], snapshot.renderedAt)) return reply.code(304).send();
+    }
     if (gzipped) void reply.header('content-encoding', 'gzip');
     return reply
       .code(200)

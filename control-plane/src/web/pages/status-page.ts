@@ -24,6 +24,7 @@ import { urls } from '../urls.ts';
 import type { Rendered } from '../../status-pages/snapshots.ts';
 import { pageRendition, publicStatusPages } from './status-page-serve.ts';
 import { renderStatusPageFeeds } from './status-page-feeds.ts';
+import type { StatusPageAccess } from './status-page-access.ts';
 
 const DAYS = 90;
 
@@ -253,14 +254,19 @@ export async function renderStatusPage(deps: WebDeps, slug: string): Promise<Ren
       <link rel="alternate" type="application/atom+xml" title="${page.title} status (Atom)" href="${urls.statusFeed(slug, 'atom')}" />
       <link rel="alternate" type="application/rss+xml" title="${page.title} status (RSS)" href="${urls.statusFeed(slug, 'rss')}" />`,
   );
-  return { pageId: page.id, projectId: page.project_id, renditions: { full: full.value, fragment: body.value } };
+  return { pageId: page.id, projectId: page.project_id, access: found.access, renditions: { full: full.value, fragment: body.value } };
 }
 
-export function statusPageRoutes(app: App, deps: WebDeps): void {
-  const serve = publicStatusPages(app, deps, {
-    page: (slug) => renderStatusPage(deps, slug),
-    feeds: (slug) => renderStatusPageFeeds(deps, slug),
-  });
+export function statusPageRoutes(app: App, deps: WebDeps, access: StatusPageAccess): void {
+  const serve = publicStatusPages(
+    app,
+    deps,
+    {
+      page: (slug) => renderStatusPage(deps, slug),
+      feeds: (slug) => renderStatusPageFeeds(deps, slug),
+    },
+    access,
+  );
   const slugOf = (req: FastifyRequest) => (req.params as { slug: string }).slug;
   app.get('/status/:slug', async (req, reply) => serve(req, reply, slugOf(req), pageRendition(req)));
   app.get('/status/:slug/feed.atom', async (req, reply) => serve(req, reply, slugOf(req), 'atom'));
