@@ -161,7 +161,11 @@ export const StatusPage = z
     description: z.string(),
     slug: z.string().describe('The random part of the public address.'),
     custom_domain: z.string().nullable().describe('The host name the page also answers at, at `/`; null: none.'),
-    url: z.string().describe('The public address: {public_url}/status/<slug>. Anyone with it can read the page.'),
+    url: z
+      .string()
+      .describe(
+        'The public address: {public_url}/status/<slug>. Anyone with it can read the page, unless a password or an allow-list guards it.',
+      ),
     groups: z.array(z.object({ name: z.string(), components: z.array(StatusPageComponent) })),
     overall: z
       .object({ level: z.enum(overallLevels), text: z.string() })
