@@ -198,6 +198,8 @@ describe('private status pages', () => {
       assert.equal(allowed.headers.get('cache-control'), 'private, no-store', path);
     }
     assert.equal((await outside.post(`/status/${p.slug}/access`, { password: 'x' })).status, 403);
+    // Without TRUST_PROXY a forwarded address is nobody's word.
+    assert.equal((await outside.get(`/status/${p.slug}`, { 'x-forwarded-for': '127.0.0.2' })).status, 403);
 
     // With a password too: the address first, then the password.
     await api('PATCH', `/status-pages/${p.id}`, { password: 'correct horse' });
@@ -250,5 +252,45 @@ describe('private status pages', () => {
     assert.ok(res.headers.get('etag'));
     const posted = await givePassword(webClient(cp.url), p.slug, 'anything');
     assert.equal(posted.status, 303, 'a public page needs no password');
+  });
+});
+
+/** Behind a trusted reverse proxy: the client address and the scheme are the proxy's word, as everywhere in the app. */
+describe('private status pages behind a trusted proxy', () => {
+  let cp: TestControlPlane;
+  let api: Call;
+  let ada: TestAccount;
+
+  before(async () => {
+    cp = await startTestControlPlane({ roles: ['api'], env: { TRUST_PROXY: '127.0.0.1' } });
+    ada = await createAccount(cp.db.sql);
+    api = apiClient(cp.url, ada.token);
+  });
+  after(() => cp.stop());
+
+  it('matches the allow-list against the forwarded address, and sets a Secure cookie for a request that came over https', async () => {
+    const res = await api('POST', '/status-pages', {
+      project_id: ada.project_id,
+      title: 'Behind a proxy',
+      ip_allowlist: ['198.51.100.0/24'],
+      password: 'correct horse',
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const slug = res.body.data.slug as string;
+    const proxy = webClient(cp.url);
+    assert.equal((await proxy.get(`/status/${slug}`)).status, 403, 'the proxy itself is not on the list');
+    assert.equal((await proxy.get(`/status/${slug}`, { 'x-forwarded-for': '203.0.113.9' })).status, 403);
+    assert.equal((await proxy.get(`/status/${slug}`, { 'x-forwarded-for': '198.51.100.7' })).status, 401);
+    const given = await proxy.post(
+      `/status/${slug}/access`,
+      { password: 'correct horse' },
+      { 'x-forwarded-for': '198.51.100.7', 'x-forwarded-proto': 'https' },
+    );
+    assert.equal(given.status, 303);
+    assert.match(given.setCookies[0]!, /; Secure/i);
+    const pair = given.setCookies[0]!.split(';')[0]!;
+    const seen = await webClient(cp.url).get(`/status/${slug}`, { 'x-forwarded-for': '198.51.100.7', cookie: pair });
+    assert.equal(seen.status, 200);
+    assert.equal(seen.headers.get('cache-control'), 'private, no-store');
   });
 });
