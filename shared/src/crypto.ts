@@ -5,7 +5,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:
  * with AES-256-GCM. Sealed text: `v1.<iv>.<tag>.<ciphertext>` in base64url. The key is derived
  * per purpose from SECRET_KEY, so a key given to probe agents opens check credentials only.
  */
-export type SecretPurpose = 'check-credentials' | 'integration-secrets' | 'alert-links' | 'subscriber-links';
+export type SecretPurpose = 'check-credentials' | 'integration-secrets' | 'alert-links' | 'subscriber-links' | 'status-page-access';
 
 export function deriveKey(masterKey: Buffer, purpose: SecretPurpose): Buffer {
   return createHmac('sha256', masterKey).update(`uptime:${purpose}`).digest();

@@ -78,6 +78,29 @@ export const publicRoutes: Record<string, PublicRoute> = {
     answers: 'html',
     why: 'the unsubscribe link of a subscriber message: its signature is the key; a POST is the one-click unsubscribe of RFC 8058',
   },
+  '/status/:slug/feed.atom': {
+    methods: getHead,
+    answers: 'file',
+    why: "a public status page's Atom feed of its published incidents, at its slug",
+  },
+  '/status/:slug/feed.rss': {
+    methods: getHead,
+    answers: 'file',
+    why: "a public status page's RSS feed of its published incidents, at its slug",
+  },
+  '/status/:slug/summary.json': { methods: getHead, answers: 'file', why: "a public status page's state as JSON for widgets, at its slug" },
+  '/status/:slug/access': {
+    methods: ['POST'],
+    answers: 'html',
+    why: "a private status page's password form posts here; throttled per address like sign-in",
+  },
+  '/feed.atom': { methods: getHead, answers: 'file', why: "a status page's Atom feed at the page's own host name (404 at the app's)" },
+  '/feed.rss': { methods: getHead, answers: 'file', why: "a status page's RSS feed at the page's own host name (404 at the app's)" },
+  '/summary.json': {
+    methods: getHead,
+    answers: 'file',
+    why: "a status page's JSON summary at the page's own host name (404 at the app's)",
+  },
   '/badge/:file': { methods: getHead, answers: 'file', why: 'status badge at a 128-bit random slug, opt-in' },
   '/badge/:slug/:file': { methods: getHead, answers: 'file', why: 'status, uptime or response time badge (SVG or JSON) at a badge slug' },
   '/status/:slug/badge/:component/:file': {

@@ -214,4 +214,44 @@ describe('status pages in the dashboard', () => {
     assert.equal(refused.status, 404);
     assert.equal((await api('GET', `/status-pages/${p.id}`)).status, 200);
   });
+  it('takes a password and allowed addresses in the form, never shows the password, and names a bad address under its field', async () => {
+    const res = await web.submit('/app/status-pages/new', '/app/status-pages', {
+      title: 'Team only',
+      password: 'correct horse',
+      ip_allowlist: '203.0.113.0/24\n198.51.100.7',
+      'groups.0.name': '',
+    });
+    assert.equal(res.status, 303, res.text.slice(0, 500));
+    const id = res.location!.split('#p-')[1]!;
+    const stored = (await api('GET', `/status-pages/${id}`)).body.data;
+    assert.equal(stored.password_protected, true);
+    assert.deepEqual(stored.ip_allowlist, ['203.0.113.0/24', '198.51.100.7']);
+
+    const edit = await web.get(`/app/status-pages/${id}/edit`);
+    assert.match(edit.text, /New password \(optional\)/);
+    assert.match(edit.text, /<input\s+id="f-password"\s+name="password"\s+type="password"\s+value=""/);
+    assert.doesNotMatch(edit.text, /correct horse/);
+    assert.match(edit.text, /name="remove_password"/);
+    assert.match(edit.text, /203\.0\.113\.0\/24\n198\.51\.100\.7<\/textarea>/);
+
+    const bad = await web.submit(`/app/status-pages/${id}/edit`, `/app/status-pages/${id}/edit`, {
+      title: 'Team only',
+      password: 'short',
+      ip_allowlist: '203.0.113.0/24\n10.0.0.0/99',
+    });
+    assert.equal(bad.status, 422);
+    assert.match(bad.text, /10\.0\.0\.0\/99: Give an IP address or a CIDR range/);
+    assert.match(bad.text, /Use at least 8 characters/);
+    assert.doesNotMatch(bad.text, /value="short"/, 'a password typed is not sent back');
+
+    const removed = await web.submit(`/app/status-pages/${id}/edit`, `/app/status-pages/${id}/edit`, {
+      title: 'Team only',
+      remove_password: 'on',
+      ip_allowlist: '',
+    });
+    assert.equal(removed.status, 303, removed.text.slice(0, 500));
+    const after = (await api('GET', `/status-pages/${id}`)).body.data;
+    assert.equal(after.password_protected, false);
+    assert.deepEqual(after.ip_allowlist, []);
+  });
 });

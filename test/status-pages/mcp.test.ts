@@ -85,6 +85,24 @@ describe('status pages over MCP', () => {
     assert.equal(bad.isError, true);
     assert.deepEqual(Object.keys(JSON.parse(text(bad)).errors), ['groups.0.components.0.id']);
 
+    // A private page, in the API's shapes: the password is written, never read back.
+    const locked = await client.callTool({
+      name: 'update_status_page',
+      arguments: { id: page.id, changes: { password: 'correct horse', ip_allowlist: ['10.0.0.0/8'] } },
+    });
+    assert.ok(!locked.isError, text(locked));
+    const lockedPage = JSON.parse(text(locked));
+    assert.equal(lockedPage.password_protected, true);
+    assert.deepEqual(lockedPage.ip_allowlist, ['10.0.0.0/8']);
+    assert.doesNotMatch(text(locked), /correct horse|scrypt/);
+    const badRange = await client.callTool({
+      name: 'update_status_page',
+      arguments: { id: page.id, changes: { ip_allowlist: ['10.0.0.0/8', 'nope'] } },
+    });
+    assert.equal(badRange.isError, true);
+    // Refused by the tool's input schema, naming the entry.
+    assert.match(text(badRange), /Give an IP address or a CIDR range.* at changes\.ip_allowlist\[1\]/);
+
     assert.ok(!(await client.callTool({ name: 'delete_status_page', arguments: { id: page.id } })).isError);
     assert.equal(JSON.parse(text(await client.callTool({ name: 'list_status_pages', arguments: {} }))).meta.total, 0);
   });

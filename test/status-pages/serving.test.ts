@@ -161,6 +161,26 @@ describe('serving public status pages from snapshots', () => {
     await until(`/status/${p.slug}`, /A slow query, being fixed/);
   });
 
+  it('serves the feeds and the summary from a snapshot of their own, replaced when an incident changes', async () => {
+    const lone = await page('Feeds of one reader');
+    const p = await page('Feeds');
+    const paths = ['feed.atom', 'feed.rss', 'summary.json'].map((f) => `/status/${p.slug}/${f}`);
+    const single = await queriesDuring(() => get(`/status/${lone.slug}/summary.json`));
+    const readers = await queriesDuring(() => Promise.all(Array.from({ length: 100 }, (_, i) => get(paths[i % 3]!))));
+    assert.ok(single > 0, 'the first reader renders them');
+    assert.equal(readers, single, 'a hundred readers of the three share one render');
+    assert.equal(await queriesDuring(() => get(`/status/${p.slug}/feed.atom`)), 0, 'rendered feeds are served without the database');
+    const created = await api('POST', `/status-pages/${p.id}/incidents`, {
+      title: 'Feed readers hear of it',
+      message: 'Looking into it.',
+      published: true,
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    for (const path of paths) await until(path, /Feed readers hear of it/);
+    // The page's own snapshot is apart: reading the feeds did not render it.
+    assert.match((await get(`/status/${p.slug}`)).text, /Feed readers hear of it/);
+  });
+
   it('renders a page again once it is older than the maximum age, serving the old one meanwhile', async () => {
     const p = await page('Aging');
     const first = await get(`/status/${p.slug}`);

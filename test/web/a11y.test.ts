@@ -197,6 +197,21 @@ describe('accessibility of the status pages', () => {
     assert.deepEqual(found, []);
   });
 
+  it('has no serious or critical violation on a private page’s password form, and fits it on a phone', async () => {
+    const locked = await api('POST', '/status-pages', { project_id: ada.project_id, title: 'Team status', password: 'correct horse' });
+    assert.equal(locked.status, 201, JSON.stringify(locked.body));
+    const res = await page.goto(`${cp.url}/status/${locked.body.data.slug}`);
+    assert.equal(res?.status(), 401);
+    assert.deepEqual(blocking('password form', await violationsOf('status-page-password')), []);
+    await page.setViewportSize({ width: 375, height: 812 });
+    try {
+      await page.goto(`${cp.url}/status/${locked.body.data.slug}`);
+      assert.equal(await sidewaysOverflow(page), 0);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+  });
+
   it('has no serious or critical violation on the dashboard’s status pages list and forms', async () => {
     await page.goto(`${cp.url}/app/sign-in`);
     await page.fill('input[name=email]', ada.email);

@@ -78,3 +78,22 @@ export async function purgeSignInAttempts(sql: Sql, now: Date): Promise<void> {
   await repo.deleteIdleCounters(sql, new Date(now.getTime() - FORGET_AFTER_MS));
   await repo.deleteUnusedAddresses(sql, new Date(now.getTime() - KNOWN_ADDRESS_DAYS * 86_400_000));
 }
+
+/**
+ * A guess at a private status page's password (ADR 0041), counted as sign-in attempts are: per
+ * (page, address) and per address, the latter shared with sign-in, so one address cannot guess
+ * at pages and accounts in turn to get more tries.
+ */
+export async function reservePagePassword(sql: Sql, pageId: string, address: string, now: Date): Promise<Reservation> {
+  const page = `status-page:${pageId}`;
+  const v = await reserve(sql, { pair: keyOf('pair', page, address), address: keyOf('address', '', address) }, now);
+  return v.allowed ? { allowed: true, email: page, address, counted: ['pair', 'address'] } : v;
+}
+
+/** The right page password: this address's failures on the page are forgotten and the address gets the attempt back. */
+export async function pagePasswordSucceeded(sql: Sql, r: Extract<Reservation, { allowed: true }>): Promise<void> {
+  await sql.begin(async (tx) => {
+    await repo.deleteCounter(tx, keyOf('pair', r.email, r.address));
+    await repo.giveBack(tx, [keyOf('address', '', r.address)]);
+  });
+}

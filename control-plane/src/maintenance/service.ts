@@ -297,6 +297,9 @@ export async function maintenanceSpans(
 
 /** What a status page announces: a window of the project running now or starting within ANNOUNCE_DAYS. */
 export interface Announcement {
+  /** The window's id and when it was last edited (a feed's entry and its date); never shown. */
+  id: string;
+  updated_at: string;
   name: string;
   description: string;
   starts_at: string;
@@ -315,6 +318,8 @@ export async function announcements(ctx: ApiContext, projectId: string): Promise
     const run = currentOrNextRun(schedule, now);
     if (!run || run.start > now + ANNOUNCE_DAYS * 86_400_000) continue;
     out.push({
+      id: w.id,
+      updated_at: iso(w.updated_at),
       name: w.name,
       description: w.description,
       starts_at: iso(run.start),

@@ -38,5 +38,6 @@ export function deriveKeys(master: Buffer): Keys {
     integrationSecrets: deriveKey(master, 'integration-secrets'),
     alertLinks: deriveKey(master, 'alert-links'),
     subscriberLinks: deriveKey(master, 'subscriber-links'),
+    statusPageAccess: deriveKey(master, 'status-page-access'),
   };
 }

@@ -81,6 +81,12 @@ const impactFloor: Record<IncidentImpact, OverallLevel> = {
 
 const rank = (level: OverallLevel) => overallLevels.indexOf(level);
 
+/** A level raised by an incident's impact (never lowered): minor to degraded, major to partial outage, critical to major outage. */
+export function raisedBy(level: OverallLevel, impact: IncidentImpact): OverallLevel {
+  const floor = impactFloor[impact];
+  return rank(floor) > rank(level) ? floor : level;
+}
+
 export interface Overall {
   level: OverallLevel;
   text: string;
@@ -101,7 +107,6 @@ export function overallStatus(components: readonly ComponentState[], impact: Inc
           : n.maintenance > 0
             ? 'maintenance'
             : 'operational';
-  const floor = impactFloor[impact];
-  const level = rank(floor) > rank(fromComponents) ? floor : fromComponents;
+  const level = raisedBy(fromComponents, impact);
   return { level, text: overallTexts[level] };
 }

@@ -15,6 +15,10 @@ export interface PageRecord {
   auto_publish_incidents: boolean;
   /** null: only the slug address. */
   custom_domain: string | null;
+  /** null: no password (ADR 0041). */
+  password_hash: string | null;
+  /** null: any client address. */
+  ip_allowlist: string[] | null;
   created_at: string;
   updated_at: string;
 }
@@ -38,7 +42,10 @@ export interface ComponentRecord {
 }
 
 /** What a create or an update writes of the page itself. */
-export type PageWrite = Pick<PageRecord, 'title' | 'description' | 'auto_publish_incidents' | 'custom_domain'>;
+export type PageWrite = Pick<
+  PageRecord,
+  'title' | 'description' | 'auto_publish_incidents' | 'custom_domain' | 'password_hash' | 'ip_allowlist'
+>;
 
 /** A group as written: its components in order. */
 export interface GroupWrite {
@@ -46,7 +53,8 @@ export interface GroupWrite {
   components: { type: 'monitor' | 'heartbeat'; id: string; display_name: string | null; description: string }[];
 }
 
-const columns = (db: Db) => db`id, project_id, slug, title, description, auto_publish_incidents, custom_domain, created_at, updated_at`;
+const columns = (db: Db) =>
+  db`id, project_id, slug, title, description, auto_publish_incidents, custom_domain, password_hash, ip_allowlist, created_at, updated_at`;
 
 export async function listPages(sql: Sql, projectIds: readonly string[], page: PageQuery) {
   const projects = arrayLiteral(projectIds);
@@ -82,8 +90,10 @@ export async function lockProjectPages(tx: Db, projectId: string): Promise<numbe
 
 export async function insertPage(tx: Db, projectId: string, w: PageWrite, now: Date): Promise<string> {
   const [row] = await tx<{ id: string }[]>`
-    insert into status_pages (project_id, slug, title, description, auto_publish_incidents, custom_domain, created_at, updated_at)
-    values (${projectId}, ${newSlug()}, ${w.title}, ${w.description}, ${w.auto_publish_incidents}, ${w.custom_domain}, ${now}, ${now})
+    insert into status_pages (project_id, slug, title, description, auto_publish_incidents, custom_domain, password_hash, ip_allowlist,
+      created_at, updated_at)
+    values (${projectId}, ${newSlug()}, ${w.title}, ${w.description}, ${w.auto_publish_incidents}, ${w.custom_domain}, ${w.password_hash},
+      ${w.ip_allowlist && arrayLiteral(w.ip_allowlist)}::text[], ${now}, ${now})
     returning id`;
   return row!.id;
 }
@@ -91,7 +101,8 @@ export async function insertPage(tx: Db, projectId: string, w: PageWrite, now: D
 export async function updatePage(tx: Db, id: string, w: PageWrite, now: Date): Promise<void> {
   await tx`
     update status_pages set title = ${w.title}, description = ${w.description}, auto_publish_incidents = ${w.auto_publish_incidents},
-      custom_domain = ${w.custom_domain}, updated_at = ${now}
+      custom_domain = ${w.custom_domain}, password_hash = ${w.password_hash},
+      ip_allowlist = ${w.ip_allowlist && arrayLiteral(w.ip_allowlist)}::text[], updated_at = ${now}
     where id = ${id}`;
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { heartbeatStatuses } from '../heartbeats/schemas.ts';
+import { MAX_ALLOWLIST, parseRange } from './access.ts';
 import { overallLevels } from './overall.ts';
 
 /** How much one page holds, and how many pages one project has. */
@@ -90,6 +91,30 @@ export const customDomain = z
     'A host name of its own (status.example.com): a request for it is answered with the page at `/`, behind a reverse proxy that terminates TLS (docs/status-pages.md). null: only the slug address.',
   );
 
+const password = z
+  .string()
+  .min(8, 'Use at least 8 characters.')
+  .max(200)
+  .refine(...noNul('password'))
+  .nullable()
+  .describe(
+    'Write-only. Readers must give it (once a day, in a form) to see the page and every address of it: feeds, summary, history, incidents, badges. null: no password. Never returned; `password_protected` says whether there is one.',
+  );
+
+const ipAllowlist = z
+  .array(
+    z
+      .string()
+      .trim()
+      .max(64)
+      .refine((v) => parseRange(v) !== undefined, 'Give an IP address or a CIDR range, such as 203.0.113.7 or 2001:db8::/32.'),
+  )
+  .max(MAX_ALLOWLIST)
+  .nullable()
+  .describe(
+    `Client addresses (IPs or CIDR ranges, at most ${MAX_ALLOWLIST}) that may see the page; any other is refused (403) at every address of it. null or empty: any address.`,
+  );
+
 export const StatusPageCreateBody = z.object({
   project_id: z.uuid(),
   title,
@@ -97,6 +122,8 @@ export const StatusPageCreateBody = z.object({
   custom_domain: customDomain.optional(),
   groups: groups.default([]),
   auto_publish_incidents: autoPublish.default(false),
+  password: password.optional(),
+  ip_allowlist: ipAllowlist.optional(),
 });
 export type StatusPageCreateBody = z.infer<typeof StatusPageCreateBody>;
 
@@ -107,6 +134,8 @@ export const StatusPageUpdateBody = z.object({
   custom_domain: customDomain.optional(),
   groups: groups.optional(),
   auto_publish_incidents: autoPublish.optional(),
+  password: password.optional(),
+  ip_allowlist: ipAllowlist.optional(),
 });
 export type StatusPageUpdateBody = z.infer<typeof StatusPageUpdateBody>;
 
@@ -132,7 +161,11 @@ export const StatusPage = z
     description: z.string(),
     slug: z.string().describe('The random part of the public address.'),
     custom_domain: z.string().nullable().describe('The host name the page also answers at, at `/`; null: none.'),
-    url: z.string().describe('The public address: {public_url}/status/<slug>. Anyone with it can read the page.'),
+    url: z
+      .string()
+      .describe(
+        'The public address: {public_url}/status/<slug>. Anyone with it can read the page, unless a password or an allow-list guards it.',
+      ),
     groups: z.array(z.object({ name: z.string(), components: z.array(StatusPageComponent) })),
     overall: z
       .object({ level: z.enum(overallLevels), text: z.string() })
@@ -140,6 +173,8 @@ export const StatusPage = z
         "Read-only: the banner over the page's components (every monitor and heartbeat of the project when it has no groups), raised by the impact of its published incidents that are not resolved; docs/status-pages.md.",
       ),
     auto_publish_incidents: z.boolean().describe('Incidents drafted from outages are published at once.'),
+    password_protected: z.boolean().describe('Read-only: readers must give a password (set with `password`).'),
+    ip_allowlist: z.array(z.string()).describe('The client addresses that may see the page; empty: any.'),
     created_at: z.string(),
     updated_at: z.string(),
   })

@@ -1,4 +1,7 @@
 import { requireProject, type Principal } from '../accounts/bearer.ts';
+import { hashPassword } from '../accounts/passwords.ts';
+import { normalRange } from './access.ts';
+import type { PageAccess } from './snapshots.ts';
 import * as heartbeats from '../heartbeats/service.ts';
 import { announcements, type Announcement } from '../maintenance/service.ts';
 import * as monitors from '../monitors/service.ts';
@@ -54,6 +57,21 @@ async function domainTaken<T>(write: Promise<T>): Promise<T> {
       });
     throw err;
   }
+}
+
+/** Who may read a page: null when anyone with its address may. */
+const accessOf = (page: repo.PageRecord): PageAccess | null =>
+  page.password_hash === null && page.ip_allowlist === null
+    ? null
+    : { pageId: page.id, passwordHash: page.password_hash, ipAllowlist: page.ip_allowlist };
+
+/** A password as stored (hashed as users' are, before any row is locked); null removes it, undefined keeps it. */
+const hashOf = async (password: string | null | undefined) => (typeof password === 'string' ? hashPassword(password) : password);
+
+/** The ranges as stored: each once, in a written form; null for none. */
+function allowlistOf(ranges: readonly string[] | null | undefined): string[] | null {
+  const list = [...new Set((ranges ?? []).map(normalRange))];
+  return list.length ? list : null;
 }
 
 /** The principal given, or one that sees exactly this project (the public page). */
@@ -190,6 +208,8 @@ async function build(ctx: ApiContext, p: Principal, pages: readonly repo.PageRec
         // Published incidents that are not resolved raise the banner by their heaviest impact.
         overall: overallStatus(shown.flatMap((g) => g.components).map(stateOf), highestImpact(impacts.get(page.id) ?? [])),
         auto_publish_incidents: page.auto_publish_incidents,
+        password_protected: page.password_hash !== null,
+        ip_allowlist: page.ip_allowlist ?? [],
         created_at: formatTimestamp(page.created_at),
         updated_at: formatTimestamp(page.updated_at),
       };
@@ -268,6 +288,7 @@ export async function getStatusPage(ctx: ApiContext, p: Principal, id: string): 
 export async function createStatusPage(ctx: ApiContext, p: Principal, body: StatusPageCreateBody): Promise<StatusPage> {
   requireProject(p, body.project_id);
   const groups = await checkGroups(ctx, p, body.project_id, body.groups);
+  const passwordHash = await hashOf(body.password);
   const id = await ctx.sql.begin(async (tx) => {
     const count = await repo.lockProjectPages(tx, body.project_id);
     if (count >= MAX_PAGES_PER_PROJECT) throw invalid('project_id', `A project has at most ${MAX_PAGES_PER_PROJECT} status pages.`);
@@ -280,6 +301,8 @@ export async function createStatusPage(ctx: ApiContext, p: Principal, body: Stat
           description: body.description,
           auto_publish_incidents: body.auto_publish_incidents,
           custom_domain: body.custom_domain ?? null,
+          password_hash: passwordHash ?? null,
+          ip_allowlist: allowlistOf(body.ip_allowlist),
         },
         ctx.now(),
       ),
@@ -294,6 +317,7 @@ export async function updateStatusPage(ctx: ApiContext, p: Principal, id: string
   const current = await repo.findPage(ctx.sql, id, [...p.projectIds]);
   if (!current) throw notFound();
   const groups = body.groups && (await checkGroups(ctx, p, current.project_id, body.groups));
+  const passwordHash = await hashOf(body.password);
   await ctx.sql.begin(async (tx) => {
     const page = await repo.findPage(tx, id, [...p.projectIds], true);
     if (!page) throw notFound();
@@ -306,6 +330,8 @@ export async function updateStatusPage(ctx: ApiContext, p: Principal, id: string
           description: body.description ?? page.description,
           auto_publish_incidents: body.auto_publish_incidents ?? page.auto_publish_incidents,
           custom_domain: body.custom_domain === undefined ? page.custom_domain : body.custom_domain,
+          password_hash: passwordHash === undefined ? page.password_hash : passwordHash,
+          ip_allowlist: body.ip_allowlist === undefined ? page.ip_allowlist : allowlistOf(body.ip_allowlist),
         },
         ctx.now(),
       ),
@@ -347,6 +373,8 @@ export interface PublicStatusPage {
   groups: ShownGroup[];
   /** Maintenance running now or starting within the week that covers something the page shows (or the whole project). */
   maintenance: Announcement[];
+  /** Who may read it (ADR 0041); null: anyone with the address. */
+  access: PageAccess | null;
 }
 
 export async function publicStatusPage(ctx: ApiContext, slug: string): Promise<PublicStatusPage | undefined> {
@@ -371,7 +399,7 @@ export async function publicStatusPage(ctx: ApiContext, slug: string): Promise<P
             heartbeat_ids: (a.heartbeat_ids ?? []).filter((id) => on.has(`heartbeat:${id}`)),
           },
     );
-  return { page: view, groups: shown, maintenance };
+  return { page: view, groups: shown, maintenance, access: accessOf(page) };
 }
 
 /** The pages of a project, for the dashboard's links (title and address). */
@@ -388,4 +416,14 @@ export async function projectStatusPages(
 /** The slug of each page that answers at a host name of its own, by that name. */
 export function customDomainPages(ctx: ApiContext): Promise<Map<string, string>> {
   return repo.customDomains(ctx.sql);
+}
+
+/** Who may read the page at this slug (ADR 0041), and its host name; undefined: no page answers there. */
+export async function pageAccessAt(
+  ctx: ApiContext,
+  slug: string,
+): Promise<{ access: PageAccess | null; customDomain: string | null } | undefined> {
+  const page = await repo.findPageBySlug(ctx.sql, slug);
+  if (!page) return undefined;
+  return { access: accessOf(page), customDomain: page.custom_domain };
 }

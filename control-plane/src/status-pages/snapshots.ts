@@ -19,9 +19,20 @@ const gzip = promisify(gzipCb);
 export interface Rendered {
   pageId: string;
   projectId: string;
-  /** The whole page and its live fragment (`?fragment=1`). */
-  full: string;
-  fragment: string;
+  /**
+   * Each form of the page by name, all rendered from the same reads: the whole page and its live
+   * fragment (`?fragment=1`); or the Atom and RSS feeds and the JSON summary.
+   */
+  renditions: Record<string, string>;
+  /** Who may read it (ADR 0041), as the render read it; null: anyone. */
+  access: PageAccess | null;
+}
+
+/** A private page's password hash and allow-list. */
+export interface PageAccess {
+  pageId: string;
+  passwordHash: string | null;
+  ipAllowlist: string[] | null;
 }
 
 export interface Variant {
@@ -36,8 +47,8 @@ export interface Variant {
 export interface Snapshot {
   pageId: string;
   projectId: string;
-  full: Variant;
-  fragment: Variant;
+  renditions: Record<string, Variant>;
+  access: PageAccess | null;
   /** When it was rendered (ms since the epoch, on the cache's clock). */
   renderedAt: number;
 }
@@ -96,13 +107,9 @@ export function snapshotCache(opts: {
           if (entries.get(key) === entry) entries.delete(key);
           return undefined;
         }
-        const snapshot: Snapshot = {
-          pageId: r.pageId,
-          projectId: r.projectId,
-          full: await variant(r.full),
-          fragment: await variant(r.fragment),
-          renderedAt: started,
-        };
+        const renditions: Record<string, Variant> = {};
+        for (const [name, text] of Object.entries(r.renditions)) renditions[name] = await variant(text);
+        const snapshot: Snapshot = { pageId: r.pageId, projectId: r.projectId, renditions, access: r.access, renderedAt: started };
         entry.snapshot = snapshot;
         entry.dropped = entry.generation !== generation;
         return snapshot;

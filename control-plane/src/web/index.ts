@@ -30,6 +30,7 @@ import { memberRoutes } from './pages/members.ts';
 import { projectSettingsRoutes } from './pages/project-settings.ts';
 import { statusPageRoutes } from './pages/status-page.ts';
 import { statusPageHistoryRoutes } from './pages/status-page-history.ts';
+import { statusPageAccess } from './pages/status-page-access.ts';
 import { statusPagesRoutes } from './pages/status-pages.ts';
 import { statusPageFormRoutes } from './pages/status-page-form.ts';
 import { statusPageIncidentsRoutes } from './pages/status-page-incidents.ts';
@@ -98,10 +99,11 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
     );
 
     assetRoutes(web, assets.files);
-    statusPageRoutes(web, deps);
-    statusPageHistoryRoutes(web, deps);
-    statusPageSubscribeRoutes(web, deps);
-    badgeRoutes(web, deps);
+    const access = statusPageAccess(web, deps);
+    statusPageRoutes(web, deps, access);
+    statusPageHistoryRoutes(web, deps, access);
+    statusPageSubscribeRoutes(web, deps, access);
+    badgeRoutes(web, deps, access);
     alertLinkRoutes(web, deps);
     signInRoutes(web, deps);
     signUpRoutes(web, deps);

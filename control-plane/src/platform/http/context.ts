@@ -16,6 +16,8 @@ export interface Keys {
   alertLinks: Buffer;
   /** Signs the confirm and unsubscribe links sent to status page subscribers. */
   subscriberLinks: Buffer;
+  /** Signs the cookie that lets a reader into a private status page. */
+  statusPageAccess: Buffer;
 }
 
 /** What every route module receives: the adapters, passed in explicitly. */

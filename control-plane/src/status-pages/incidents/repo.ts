@@ -183,6 +183,15 @@ export async function publishedCurrent(db: Db, pageId: string, since: Date): Pro
     limit 200`;
 }
 
+/** A page's latest published incidents, newest first (by when they began). */
+export async function publishedLatest(db: Db, pageId: string, limit: number): Promise<IncidentRecord[]> {
+  return db<IncidentRecord[]>`
+    select ${columns(db)} from status_page_incidents
+    where status_page_id = ${pageId} and published_at is not null
+    order by created_at desc, id
+    limit ${limit}`;
+}
+
 /** A page's published incidents begun in [from, to), newest first. */
 export async function publishedBetween(db: Db, pageId: string, from: Date, to: Date): Promise<IncidentRecord[]> {
   return db<IncidentRecord[]>`

@@ -226,6 +226,8 @@ export interface PublicIncident {
   resolved_at: string | null;
   /** The names of the components it affects, as the page shows them. */
   components: string[];
+  /** The same components as `type:id`, for rules over what the page shows; never shown. */
+  component_keys: string[];
   /** Newest first. */
   updates: { status: IncidentStatus; message: string; at: string }[];
   /** Markdown; null unless published. */
@@ -243,6 +245,7 @@ async function publicViews(ctx: ApiContext, incidents: readonly repo.IncidentRec
     created_at: i.created_at,
     resolved_at: i.resolved_at,
     components: i.components.map((c) => c.name).filter((n): n is string => n !== null),
+    component_keys: i.components.filter((c) => c.name !== null).map(keyOf),
     updates: i.updates.map((u) => ({ status: u.status, message: u.message, at: u.at })),
     postmortem: i.postmortem_published && i.postmortem.trim() !== '' ? i.postmortem : null,
     monitor_incident_id: i.source?.monitor_incident_id ?? null,
@@ -265,6 +268,14 @@ export async function publicIncidents(
     names,
   );
   return { ongoing: all.filter((i) => i.resolved_at === null), recent: all.filter((i) => i.resolved_at !== null) };
+}
+
+/** How many incidents a page's feeds hold. */
+export const FEED_INCIDENTS = 50;
+
+/** A page's latest published incidents, newest first: what its feeds hold. */
+export async function publicLatest(ctx: ApiContext, pageId: string, names: ShownNames, limit = FEED_INCIDENTS): Promise<PublicIncident[]> {
+  return publicViews(ctx, await repo.publishedLatest(ctx.sql, pageId, limit), names);
 }
 
 /** A page's published incidents begun in a month (UTC), newest first. */

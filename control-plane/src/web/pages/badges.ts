@@ -22,6 +22,8 @@ import { html, type Html } from '../html.ts';
 import { projectPrincipal } from '../public-principal.ts';
 import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
+import { pageAccessAt } from '../../status-pages/service.ts';
+import { PRIVATE_CACHE_CONTROL, type StatusPageAccess } from './status-page-access.ts';
 
 /** What a badge card offers of a kind: its file, a heading, and the alt text of its image. */
 const cardKinds = [
@@ -100,14 +102,22 @@ function fresh(req: FastifyRequest, etag: string): boolean {
 
 /** A badge's body with its entity tag (a hash of the body): 304 when the cache has it already. */
 function sendBody(req: FastifyRequest, reply: FastifyReply, body: string, type: string, cacheControl: string): FastifyReply {
+  void reply.header('cache-control', cacheControl);
+  // A private page's badge is checked on every request: no validator to answer 304 with.
+  if (cacheControl === PRIVATE_CACHE_CONTROL) return reply.type(type).send(body);
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  void reply.header('cache-control', cacheControl).header('etag', etag);
+  void reply.header('etag', etag);
   if (fresh(req, etag)) return reply.code(304).send();
   return reply.type(type).send(body);
 }
 
-function sendBadge(req: FastifyRequest, reply: FastifyReply, request: BadgeRequest, badge: Badge): FastifyReply {
-  const cacheControl = `public, max-age=${maxAge[request.kind]}`;
+function sendBadge(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  request: BadgeRequest,
+  badge: Badge,
+  cacheControl = `public, max-age=${maxAge[request.kind]}`,
+): FastifyReply {
   if (request.format === 'svg') return sendBody(req, reply, renderBadge(badge), 'image/svg+xml; charset=utf-8', cacheControl);
   // Shields reads it from its servers; a page's script may read it too.
   void reply.header('access-control-allow-origin', '*');
@@ -120,7 +130,7 @@ const FIGURES_FRESH_MS = 60_000;
 const slugPattern = /^[A-Za-z0-9_-]{22}$/;
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function badgeRoutes(app: App, deps: WebDeps): void {
+export function badgeRoutes(app: App, deps: WebDeps, access: StatusPageAccess): void {
   const { ctx } = deps;
   const figures = figureMemo({ ttlMs: FIGURES_FRESH_MS, max: 10_000, now: () => ctx.now().getTime() });
 
@@ -143,14 +153,20 @@ export function badgeRoutes(app: App, deps: WebDeps): void {
   });
 
   /** The address parsed, then the target found, then the badge drawn: each step may answer a short text instead. */
-  async function answer(req: FastifyRequest, reply: FastifyReply, find: () => Promise<BadgeTarget | undefined>, file: string) {
+  async function answer(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    find: () => Promise<BadgeTarget | undefined>,
+    file: string,
+    cacheControl?: string,
+  ) {
     const parsed = parseBadge(file, (req.query ?? {}) as Record<string, unknown>);
     if (!parsed.ok) return text(reply, parsed.status, parsed.message);
     const target = await find();
     if (!target) return text(reply, 404, 'No badge at this address.');
     const drawn = await drawBadge(ctx, target, parsed.request, figures);
     if (!drawn.ok) return text(reply, drawn.status, drawn.message);
-    return sendBadge(req, reply, parsed.request, drawn.badge);
+    return sendBadge(req, reply, parsed.request, drawn.badge, cacheControl);
   }
 
   app.get('/badge/:slug/:file', async (req, reply) => {
@@ -161,12 +177,17 @@ export function badgeRoutes(app: App, deps: WebDeps): void {
   // A status page is public already: the badges of what it shows are addressed through it.
   app.get('/status/:slug/badge/:component/:file', async (req, reply) => {
     const { slug, component, file } = req.params as { slug: string; component: string; file: string };
+    // A private page's badges are as private as the page (ADR 0041).
+    const page = slugPattern.test(slug) ? await pageAccessAt(ctx, slug) : undefined;
+    const gate = await access.check(req, reply, slug, page?.access ?? null, 'data');
+    if (gate === 'refused') return reply;
     return answer(
       req,
       reply,
       async () =>
         slugPattern.test(slug) && uuidPattern.test(component) ? pageComponentTarget(ctx, slug, component.toLowerCase()) : undefined,
       file,
+      gate === 'granted' ? PRIVATE_CACHE_CONTROL : undefined,
     );
   });
 }

@@ -39,6 +39,13 @@ interface Values {
   description: string;
   autoPublish: boolean;
   customDomain: string;
+  /** A new password; empty: keep the one there is (never shown again). */
+  password: string;
+  removePassword: boolean;
+  /** Whether the stored page has a password (for the form's words). */
+  passwordProtected: boolean;
+  /** Client addresses, one a line. */
+  allowlist: string;
   groups: GroupRow[];
 }
 
@@ -51,6 +58,10 @@ function valuesOf(page: StatusPage | undefined, projectName: string): Values {
     description: page?.description ?? '',
     autoPublish: page?.auto_publish_incidents ?? false,
     customDomain: page?.custom_domain ?? '',
+    password: '',
+    removePassword: false,
+    passwordProtected: page?.password_protected ?? false,
+    allowlist: (page?.ip_allowlist ?? []).join('\n'),
     groups: (page?.groups ?? []).map((g, i) => ({
       row: i,
       name: g.name,
@@ -64,12 +75,17 @@ function valuesOf(page: StatusPage | undefined, projectName: string): Values {
   };
 }
 
-function formValues(form: Form): Values {
+function formValues(form: Form, passwordProtected: boolean): Values {
   return {
     title: text(form, 'title'),
     description: text(form, 'description'),
     autoPublish: text(form, 'auto_publish_incidents') === 'on',
     customDomain: text(form, 'custom_domain'),
+    // Kept as typed: a password's spaces are part of it.
+    password: typeof form['password'] === 'string' ? form['password'] : '',
+    removePassword: text(form, 'remove_password') === 'on',
+    passwordProtected,
+    allowlist: typeof form['ip_allowlist'] === 'string' ? form['ip_allowlist'] : '',
     groups: rowsOf(form, 'groups', 'name', MAX_GROUPS + 1, (at, i) => ({
       row: i,
       name: at('name').trim(),
@@ -85,7 +101,15 @@ function formValues(form: Form): Values {
 
 /** The rows the body was made of, to put the API's messages (`groups.1.components.0.id`) under the form's rows. */
 interface Read {
-  body: { title: string; description: string; auto_publish_incidents: boolean; custom_domain: string | null; groups: unknown[] };
+  body: {
+    title: string;
+    description: string;
+    auto_publish_incidents: boolean;
+    custom_domain: string | null;
+    password?: string | null;
+    ip_allowlist: string[];
+    groups: unknown[];
+  };
   groups: { row: number; name: string; components: { row: number; subject: string }[] }[];
 }
 
@@ -101,6 +125,8 @@ function read(v: Values): Read {
       description: v.description,
       auto_publish_incidents: v.autoPublish,
       custom_domain: v.customDomain || null,
+      ...(v.removePassword ? { password: null } : v.password ? { password: v.password } : {}),
+      ip_allowlist: v.allowlist.split(/[\s,]+/).filter((a) => a !== ''),
       groups: groups.map((g) => ({
         name: g.name,
         components: g.components.map((c) => ({ ...subject(c.subject), display_name: c.displayName || null, description: c.description })),
@@ -119,6 +145,12 @@ function formErrors(errors: FieldErrors, r: Read): FieldErrors {
   };
   for (const [key, messages] of Object.entries(errors)) {
     const [head, gi, part, ci, name] = key.split('.');
+    if (head === 'ip_allowlist') {
+      // One textarea holds the list: each message names the entry it is about.
+      const entry = gi === undefined ? undefined : r.body.ip_allowlist[Number(gi)];
+      add('ip_allowlist', entry === undefined ? messages : messages.map((m) => `${entry}: ${m}`));
+      continue;
+    }
     const g = head === 'groups' && gi !== undefined ? r.groups[Number(gi)] : undefined;
     if (!g) {
       add(key, messages);
@@ -194,9 +226,37 @@ function pageForm(
   const byRow = new Map(v.groups.map((g) => [g.row, g]));
   const hasSubjects = o.subjects.monitors.length + o.subjects.heartbeats.length > 0;
   return html`<form method="post" action="${o.action}" class="form wide" novalidate>
-    ${csrfInput(pc.session.csrfToken)} ${formErrorSummary(e, ['title', 'description', 'custom_domain', 'groups', 'auto_publish_incidents'])}
+    ${csrfInput(pc.session.csrfToken)}
+    ${formErrorSummary(e, ['title', 'description', 'password', 'ip_allowlist', 'custom_domain', 'groups', 'auto_publish_incidents'])}
     ${field({ name: 'title', label: 'Title', value: v.title, required: true, errors: e, autofocus: !o.editing, help: 'The heading of the public page.' })}
     ${textareaField({ name: 'description', label: 'Description (optional)', value: v.description, rows: 2, errors: e, help: 'Shown under the title.' })}
+    <fieldset class="stack">
+      <legend>Who may see it</legend>
+      <p class="help">
+        Anyone with its address, unless you give it a password, addresses, or both. Then every address of the page (its feeds, summary and
+        badges too) asks for them, and nothing of it is kept by shared caches.
+      </p>
+      ${field({
+        name: 'password',
+        label: v.passwordProtected ? 'New password (optional)' : 'Password (optional)',
+        type: 'password',
+        autocomplete: 'new-password',
+        value: '',
+        errors: e,
+        help: v.passwordProtected
+          ? 'The page has a password: leave this empty to keep it. A new one signs every reader out.'
+          : 'At least 8 characters. Readers give it once a day, in a form.',
+      })}
+      ${v.passwordProtected ? checkbox({ name: 'remove_password', label: 'Remove the password', checked: v.removePassword }) : ''}
+      ${textareaField({
+        name: 'ip_allowlist',
+        label: 'Allowed addresses (optional)',
+        value: v.allowlist,
+        rows: 3,
+        errors: e,
+        help: 'IP addresses or CIDR ranges (203.0.113.0/24, 2001:db8::/32), one a line, at most 100: any other address is refused. Empty: any address.',
+      })}
+    </fieldset>
     ${field({ name: 'custom_domain', label: 'Custom domain (optional)', value: v.customDomain, errors: e, placeholder: 'status.example.com', help: 'A host name of your own that shows this page at its root; point it at the reverse proxy in front of this service (docs/status-pages.md).' })}
     <fieldset class="stack">
       <legend>What it shows</legend>
@@ -255,10 +315,12 @@ export function statusPageFormRoutes(app: App, deps: WebDeps): void {
     return { pc, id, page, formOf };
   }
 
-  const again = (page: PageOf) => (form: Form, errors: FieldErrors) => {
-    const values = formValues(form);
-    return page(values, formErrors(errors, read(values)));
-  };
+  const again =
+    (page: PageOf, passwordProtected = false) =>
+    (form: Form, errors: FieldErrors) => {
+      const values = { ...formValues(form, passwordProtected), password: '' };
+      return page(values, formErrors(errors, read(formValues(form, passwordProtected))));
+    };
 
   app.get(urls.newStatusPage, async (req, reply) => {
     const c = await creating(req);
@@ -273,7 +335,7 @@ export function statusPageFormRoutes(app: App, deps: WebDeps): void {
     const show = again(c.page);
     return submitForm(req, reply, deps, {
       schema: StatusPageCreateBody,
-      input: (form) => ({ ...read(formValues(form)).body, project_id: projectId }),
+      input: (form) => ({ ...read(formValues(form, false)).body, project_id: projectId }),
       show: (form, errors, status) => sendHtml(reply, show(form, errors), status),
       save: (body) => statusPages.createStatusPage(ctx, c.pc.session.principal, body),
       done: (p) => ({ flash: `Status page “${p.title}” created: it is public at its address below.`, to: `${urls.statusPages}#p-${p.id}` }),
@@ -286,11 +348,11 @@ export function statusPageFormRoutes(app: App, deps: WebDeps): void {
   });
 
   app.post(`${urls.statusPages}/:id/edit`, async (req, reply) => {
-    const { pc, id, formOf } = await editing(req);
-    const show = again(formOf);
+    const { pc, id, page, formOf } = await editing(req);
+    const show = again(formOf, page.password_protected);
     return submitForm(req, reply, deps, {
       schema: StatusPageUpdateBody,
-      input: (form) => read(formValues(form)).body,
+      input: (form) => read(formValues(form, page.password_protected)).body,
       show: (form, errors, status) => sendHtml(reply, show(form, errors), status),
       save: (body) => statusPages.updateStatusPage(ctx, pc.session.principal, id, body),
       done: (p) => ({ flash: `Status page “${p.title}” saved.`, to: `${urls.statusPages}#p-${p.id}` }),

@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
 import { namesOf, publicIncident, publicMonth } from '../../status-pages/incidents/service.ts';
 import { publicStatusPage } from '../../status-pages/service.ts';
@@ -9,6 +10,8 @@ import { publicPage } from '../layout.ts';
 import { markdown } from '../markdown.ts';
 import { urls } from '../urls.ts';
 import { publicHead, writtenIncident } from './status-page.ts';
+import type { PageAccess } from '../../status-pages/snapshots.ts';
+import { PRIVATE_CACHE_CONTROL, type StatusPageAccess } from './status-page-access.ts';
 
 const monthNames = [
   'January',
@@ -51,14 +54,21 @@ function page(deps: WebDeps, title: string, body: Html): Html {
  * this month by default), and each published incident's own page with its timeline and
  * postmortem. Public as the page is, showing only what it publishes.
  */
-export function statusPageHistoryRoutes(app: App, deps: WebDeps): void {
+export function statusPageHistoryRoutes(app: App, deps: WebDeps, access: StatusPageAccess): void {
   const { ctx } = deps;
   const missing = () => renderError(deps, 404, 'There is no status page at this address.');
+  /** Refused (the reply is sent), else the Cache-Control of the answer: a private page's is never stored. */
+  const gate = async (req: FastifyRequest, reply: FastifyReply, slug: string, page: PageAccess | null) => {
+    const a = await access.check(req, reply, slug, page, 'html');
+    return a === 'refused' ? undefined : a === 'granted' ? PRIVATE_CACHE_CONTROL : 'no-store';
+  };
 
   app.get('/status/:slug/history', async (req, reply) => {
     const slug = (req.params as { slug: string }).slug;
     const found = validSlug(slug) ? await publicStatusPage(ctx, slug) : undefined;
     if (!found) return sendHtml(reply, missing(), 404);
+    const cacheControl = await gate(req, reply, slug, found.access);
+    if (!cacheControl) return reply;
     const now = ctx.now();
     const asked = queryText(req, 'month');
     const current = { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
@@ -71,7 +81,7 @@ export function statusPageHistoryRoutes(app: App, deps: WebDeps): void {
     const future = monthKey(after.year, after.month) > monthKey(current.year, current.month);
     const label = `${monthNames[at.month - 1]} ${at.year}`;
     return sendHtml(
-      reply.header('cache-control', 'no-store'),
+      reply.header('cache-control', cacheControl),
       page(
         deps,
         `${found.page.title} incident history`,
@@ -104,6 +114,8 @@ export function statusPageHistoryRoutes(app: App, deps: WebDeps): void {
     const { slug, id } = req.params as { slug: string; id: string };
     const found = validSlug(slug) ? await publicStatusPage(ctx, slug) : undefined;
     if (!found) return sendHtml(reply, missing(), 404);
+    const cacheControl = await gate(req, reply, slug, found.access);
+    if (!cacheControl) return reply;
     const names = namesOf(found.groups.flatMap((g) => g.components));
     const i = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)
       ? await publicIncident(ctx, found.page.id, names, id)
@@ -111,7 +123,7 @@ export function statusPageHistoryRoutes(app: App, deps: WebDeps): void {
     if (!i) return sendHtml(reply, renderError(deps, 404, 'There is no such incident on this status page.'), 404);
     const month = i.created_at.slice(0, 7);
     return sendHtml(
-      reply.header('cache-control', 'no-store'),
+      reply.header('cache-control', cacheControl),
       page(
         deps,
         `${i.title} · ${found.page.title} status`,

@@ -8,6 +8,8 @@ import { sendHtml, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
 import { publicPage } from '../layout.ts';
 import { urls } from '../urls.ts';
+import { pageAccessAt } from '../../status-pages/service.ts';
+import type { StatusPageAccess } from './status-page-access.ts';
 
 const uuid = z.uuid();
 const SLUG = /^[A-Za-z0-9_-]{22}$/;
@@ -58,12 +60,13 @@ function answerText(reply: FastifyReply, status: number, text: string): FastifyR
 /**
  * What visitors and subscribers of a status page do (docs/status-pages.md, "Subscribers"):
  * - POST /status/<slug>/subscribe (the form at the page's foot): an email address is sent a
- *   confirmation; the answer is the same whatever the address's state. Limited per client address.
+ *   confirmation; the answer is the same whatever the address's state. Limited per client address;
+ *   a private page's form answers only those who may read the page.
  * - /status/subscriptions/<id>/confirm?sig=... and /unsubscribe?sig=...: a GET shows the one
  *   button (mail scanners fetch links), a POST acts. The unsubscribe link takes RFC 8058's
  *   one-click POST (List-Unsubscribe-Post) with no cookie and no page.
  */
-export function statusPageSubscribeRoutes(app: App, deps: WebDeps): void {
+export function statusPageSubscribeRoutes(app: App, deps: WebDeps, access: StatusPageAccess): void {
   const ctx = deps.ctx;
   // Per client address: a burst of 5, then one every 5 minutes.
   const limiter = createRateLimiter({ perMinute: 0.2, burst: 5 });
@@ -72,6 +75,10 @@ export function statusPageSubscribeRoutes(app: App, deps: WebDeps): void {
     const slug = (req.params as { slug: string }).slug;
     const back = html`<p><a href="${urls.statusPage(slug)}">Back to the status page</a></p>`;
     if (!SLUG.test(slug)) return sendHtml(reply, page(deps, 'Not found', html`<h1>There is no status page at this address.</h1>`), 404);
+    // A private page's form is for those who may read it.
+    const gate = await pageAccessAt(ctx, slug);
+    if (!gate) return sendHtml(reply, page(deps, 'Not found', html`<h1>There is no status page at this address.</h1>`), 404);
+    if ((await access.check(req, reply, slug, gate.access, 'html')) === 'refused') return reply;
     const raw = (req.body as Record<string, unknown> | undefined)?.email;
     const email = typeof raw === 'string' ? raw : '';
     const wait = limiter.take(req.ip, ctx.now().getTime());

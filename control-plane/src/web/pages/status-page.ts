@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/context.ts';
 import {
   projectDailyUptime,
@@ -21,7 +22,9 @@ import { publicPage } from '../layout.ts';
 import { projectPrincipal } from '../public-principal.ts';
 import { urls } from '../urls.ts';
 import type { Rendered } from '../../status-pages/snapshots.ts';
-import { publicStatusPages } from './status-page-serve.ts';
+import { pageRendition, publicStatusPages } from './status-page-serve.ts';
+import { renderStatusPageFeeds } from './status-page-feeds.ts';
+import type { StatusPageAccess } from './status-page-access.ts';
 import { subscribeForm } from './status-page-subscribe.ts';
 import { emailSubscriptionsOpen } from '../../status-pages/subscribers/service.ts';
 
@@ -237,7 +240,12 @@ export async function renderStatusPage(deps: WebDeps, slug: string): Promise<Ren
     ${recentlyResolved(written.recent, slug)}
     <p class="powered">
       <a href="${urls.statusHistory(slug)}">Incident history</a> · Updated ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC ·
-      refreshes on its own
+      refreshes on its own ·
+      <span data-testid="subscribe"
+        >Subscribe: <a href="${urls.statusFeed(slug, 'atom')}" type="application/atom+xml">Atom</a> ·
+        <a href="${urls.statusFeed(slug, 'rss')}" type="application/rss+xml">RSS</a> ·
+        <a href="${urls.statusSummary(slug)}" type="application/json">JSON</a></span
+      >
     </p>`;
   const full = publicPage(
     deps.assets,
@@ -245,12 +253,26 @@ export async function renderStatusPage(deps: WebDeps, slug: string): Promise<Ren
     html`${publicHead(page, slug, true)}
       <main id="main" data-live="${urls.statusPage(slug)}?fragment=1" data-live-every="30000">${body}</main>
       ${emailSubscriptionsOpen(ctx) ? subscribeForm(slug) : ''}`,
-    raw('<meta name="robots" content="noindex">'),
+    html`<meta name="robots" content="noindex" />
+      <link rel="alternate" type="application/atom+xml" title="${page.title} status (Atom)" href="${urls.statusFeed(slug, 'atom')}" />
+      <link rel="alternate" type="application/rss+xml" title="${page.title} status (RSS)" href="${urls.statusFeed(slug, 'rss')}" />`,
   );
-  return { pageId: page.id, projectId: page.project_id, full: full.value, fragment: body.value };
+  return { pageId: page.id, projectId: page.project_id, access: found.access, renditions: { full: full.value, fragment: body.value } };
 }
 
-export function statusPageRoutes(app: App, deps: WebDeps): void {
-  const serve = publicStatusPages(app, deps, (slug) => renderStatusPage(deps, slug));
-  app.get('/status/:slug', async (req, reply) => serve(req, reply, (req.params as { slug: string }).slug));
+export function statusPageRoutes(app: App, deps: WebDeps, access: StatusPageAccess): void {
+  const serve = publicStatusPages(
+    app,
+    deps,
+    {
+      page: (slug) => renderStatusPage(deps, slug),
+      feeds: (slug) => renderStatusPageFeeds(deps, slug),
+    },
+    access,
+  );
+  const slugOf = (req: FastifyRequest) => (req.params as { slug: string }).slug;
+  app.get('/status/:slug', async (req, reply) => serve(req, reply, slugOf(req), pageRendition(req)));
+  app.get('/status/:slug/feed.atom', async (req, reply) => serve(req, reply, slugOf(req), 'atom'));
+  app.get('/status/:slug/feed.rss', async (req, reply) => serve(req, reply, slugOf(req), 'rss'));
+  app.get('/status/:slug/summary.json', async (req, reply) => serve(req, reply, slugOf(req), 'summary'));
 }
