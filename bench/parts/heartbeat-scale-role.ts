@@ -19,10 +19,13 @@ import { benchLog } from '../lib/infra.ts';
 export type RoleArgs = { databaseUrl: string; natsUrl: string; namespace: string; partitions: number; app: string };
 export type Weight = { heap: number; rss: number; peakRss: number };
 export type RoleReady = { pid: number; before: Weight; startedAt: number; startMs: number };
-/** What the role logged of each load ("partitions loaded"): rows read and deadlines armed, then KV keys reconciled. */
-export type Load = { partitions: number; heartbeats: number; armedMs: number; ms: number; kvPuts: number };
+/** What the role logged of each load ("partitions loaded"): rows read and deadlines armed. */
+export type Load = { partitions: number; heartbeats: number; armedMs: number; ms: number };
+/** What it logged of each KV reconcile that follows loads (one listing of the keys for the loads since the last). */
+export type Reconcile = { partitions: number; ms: number; kvPuts: number };
 export type RoleStats = DeadlineStats & {
   loads: Load[];
+  reconciles: Reconcile[];
   /** Times the role logged losing leases (not renewed in time, or a renewal that failed). */
   leaseLosses: number;
   cpuUs: number;
@@ -49,21 +52,18 @@ const weigh = async (): Promise<Weight> => {
 
 // The role's log lines go to stderr at the bench's level; its loads are kept for the part.
 const loads: Load[] = [];
+const reconciles: Reconcile[] = [];
 let leaseLosses = 0;
 const log = createLogger({
   level: 'info',
   pretty: false,
   destination: {
     write(line: string) {
-      const entry = JSON.parse(line) as { level: number; msg: string; partitions?: number[] } & Omit<Load, 'partitions'>;
+      const entry = JSON.parse(line) as { level: number; msg: string; partitions?: number[]; kvPuts: number } & Omit<Load, 'partitions'>;
       if (entry.msg === 'partitions loaded')
-        loads.push({
-          partitions: entry.partitions!.length,
-          heartbeats: entry.heartbeats,
-          armedMs: entry.armedMs,
-          ms: entry.ms,
-          kvPuts: entry.kvPuts,
-        });
+        loads.push({ partitions: entry.partitions!.length, heartbeats: entry.heartbeats, armedMs: entry.armedMs, ms: entry.ms });
+      if (entry.msg === 'KV keys of the partitions reconciled')
+        reconciles.push({ partitions: entry.partitions!.length, ms: entry.ms, kvPuts: entry.kvPuts });
       if (entry.msg === 'partition leases lost: stopped working on them') leaseLosses++;
       if (entry.level >= 40 || process.env.BENCH_LOG_LEVEL === 'info') process.stderr.write(line);
     },
@@ -91,6 +91,7 @@ process.on('message', (m: RoleMessage) => {
       await answer({
         ...role.stats(),
         loads,
+        reconciles,
         leaseLosses,
         cpuUs: u.user + u.system,
         rss: status('VmRSS'),

@@ -9,8 +9,13 @@ export interface HeartbeatsProjection {
   /**
    * Makes the keys `inScope` selects exactly the heartbeats of `wanted` (id → project id): adds
    * the missing, deletes the rest. Takes what it needs out of `wanted`, which it leaves empty.
+   * `abandoned` stops it between keys (the process is stopping): nothing more is written.
    */
-  reconcile(wanted: Map<string, string>, inScope: (id: string) => boolean): Promise<{ puts: number; deletes: number }>;
+  reconcile(
+    wanted: Map<string, string>,
+    inScope: (id: string) => boolean,
+    abandoned?: () => boolean,
+  ): Promise<{ puts: number; deletes: number }>;
 }
 
 async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
@@ -74,12 +79,21 @@ export function createHeartbeatsProjection(kv: KV, keys: () => AsyncIterable<str
   return {
     put,
     remove,
-    async reconcile(wanted, inScope) {
+    async reconcile(wanted, inScope, abandoned = () => false) {
       // A key of a wanted heartbeat is checked off; any other of the scope is an orphan. Only
       // keys outside `wanted` ask `inScope`, which may hash the id.
       const orphans: string[] = [];
+      let seen = 0;
       for await (const key of keys()) {
+        if (++seen % 10_000 === 0 && abandoned()) {
+          wanted.clear();
+          return { puts: 0, deletes: 0 };
+        }
         if (!wanted.delete(key) && inScope(key)) orphans.push(key);
+      }
+      if (abandoned()) {
+        wanted.clear();
+        return { puts: 0, deletes: 0 };
       }
       const missing = [...wanted];
       wanted.clear();

@@ -207,10 +207,9 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     actors.ping(ping.heartbeat_id, { seq: msg.seq, ping, at: msg.time });
   };
 
-  /** Arms the partitions' deadlines and reconciles their KV keys. `force` after a lost database connection, when notifications may have been missed. */
+  /** Arms the partitions' deadlines, then has their KV keys reconciled. `force` after a lost database connection, when notifications may have been missed. */
   const load = async (ps: readonly number[], force: boolean, still: (p: number) => boolean = () => true) => {
     if (ps.length === 0) return;
-    const scope = new Set(ps);
     const t0 = performance.now();
     // The heartbeats' project ids, for the KV keys: one string per project, not one per row.
     const projects = new Map<string, string>();
@@ -237,39 +236,68 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
       }
     }
     const armedMs = performance.now() - t0;
+    log.info(
+      { partitions: ps, heartbeats: rows, armed, armedMs: Math.round(armedMs), ms: Math.round(performance.now() - t0) },
+      'partitions loaded',
+    );
+    reconcileKeys(wanted, ps);
+  };
+
+  /**
+   * The KV keys of loaded partitions, made exactly their heartbeats' (the projection ping edges
+   * read), once their deadlines are armed and apart from it: listing a million keys takes seconds
+   * on a busy server, and nothing about the deadlines waits for it (the keys persist across
+   * restarts; this repairs drift). Loads that come while one runs are reconciled together by the
+   * next single listing, not one listing each.
+   */
+  let kvNext: { wanted: Map<string, string>; scope: Set<number> } | undefined;
+  let kvRunning: Promise<void> | undefined;
+  let stopping = false;
+  const reconcileKeys = (wanted: Map<string, string>, ps: readonly number[]) => {
+    kvNext ??= { wanted: new Map(), scope: new Set() };
+    for (const [id, project] of wanted) kvNext.wanted.set(id, project);
+    for (const p of ps) kvNext.scope.add(p);
+    wanted.clear();
+    kvRunning ??= (async () => {
+      while (kvNext && !stopping) {
+        const job = kvNext;
+        kvNext = undefined;
+        await reconcileOnce(job.wanted, job.scope);
+      }
+      kvRunning = undefined;
+    })();
+  };
+  const reconcileOnce = async (wanted: Map<string, string>, scope: Set<number>) => {
+    const t0 = performance.now();
     // Every partition held takes the whole key listing's time: no hashing when this is all of them.
     const all = scope.size === opts.partitions;
-    let kv: { puts: number; deletes: number };
+    const ps = [...scope].sort((a, b) => a - b);
     try {
-      kv = await projection.reconcile(wanted, (id) => {
-        if (all) return true;
-        const p = partitionOf(id);
-        return scope.has(p) && still(p);
-      });
+      const kv = await projection.reconcile(
+        wanted,
+        (id) => {
+          if (all && held.size === opts.partitions) return true;
+          const p = partitionOf(id);
+          return scope.has(p) && held.has(p);
+        },
+        () => stopping,
+      );
+      log.info(
+        { partitions: ps, kvPuts: kv.puts, kvDeletes: kv.deletes, ms: Math.round(performance.now() - t0) },
+        'KV keys of the partitions reconciled',
+      );
     } catch (err) {
+      if (stopping) return;
       // The deadlines are armed, so the partitions stay; their keys are made right by loading
       // them again a little later (a busy NATS server may take long to list a million keys).
       log.warn({ err, partitions: ps }, 'KV keys of the partitions not reconciled; loading them again shortly');
       const timer = setTimeout(() => {
         retries.delete(timer);
-        const again = ps.filter((p) => held.has(p) && still(p));
-        void load(again, false, still).catch((e: unknown) => log.error({ err: e, partitions: again }, 'loading partitions again failed'));
+        const again = ps.filter((p) => held.has(p));
+        void load(again, false).catch((e: unknown) => log.error({ err: e, partitions: again }, 'loading partitions again failed'));
       }, RELOAD_MS);
       retries.add(timer);
-      kv = { puts: 0, deletes: 0 };
     }
-    log.info(
-      {
-        partitions: ps,
-        heartbeats: rows,
-        armed,
-        kvPuts: kv.puts,
-        kvDeletes: kv.deletes,
-        armedMs: Math.round(armedMs),
-        ms: Math.round(performance.now() - t0),
-      },
-      'partitions loaded',
-    );
   };
 
   const drop = async (ps: number[]) => {
@@ -391,12 +419,14 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
       };
     },
     async stop() {
+      stopping = true;
       await leases.stop();
       await listener.unlisten();
       for (const t of retries) clearTimeout(t);
       for (const h of held.values()) h.timers.stop();
       await actors.idle();
       await runner.drained();
+      await kvRunning;
       log.info('deadline role stopped');
     },
   };
