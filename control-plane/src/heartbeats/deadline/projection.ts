@@ -30,9 +30,11 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  * Every live key of a KV bucket, read `page` at a time by an ordered pull consumer of the
  * bucket's stream (last message per key, headers only). `kv.keys()` has them pushed at once:
  * a million keys then fill the connection for seconds, and the process's other requests on it
- * (lease renewals, consumers being created) wait behind them until they time out.
+ * (lease renewals, consumers being created) wait behind them until they time out. With `rest`,
+ * it pauses after each page `rest` times as long as the page took: a listing in the background
+ * leaves the server and the process that share of their time for the work that matters now.
  */
-export async function* pagedKeys(nc: NatsConnection, bucket: string, page = 10_000): AsyncIterable<string> {
+export async function* pagedKeys(nc: NatsConnection, bucket: string, page = 10_000, rest = 0): AsyncIterable<string> {
   const prefix = `$KV.${bucket}.`;
   // Starting the consumer makes the server count the last message of every key: seconds for a
   // million of them on a busy server, past the API's default timeout.
@@ -46,6 +48,7 @@ export async function* pagedKeys(nc: NatsConnection, bucket: string, page = 10_0
     for (;;) {
       let last = false;
       let got = 0;
+      const started = performance.now();
       for await (const m of await consumer.fetch({ max_messages: page, expires: 5_000 })) {
         got++;
         const op = m.headers?.get('KV-Operation');
@@ -57,6 +60,7 @@ export async function* pagedKeys(nc: NatsConnection, bucket: string, page = 10_0
       }
       if (last) return;
       if (got === 0) throw new Error(`KV ${bucket}: no key read within 5 s while some remained`);
+      if (rest > 0) await new Promise((r) => setTimeout(r, (performance.now() - started) * rest));
     }
   } finally {
     await consumer.delete().catch(() => {});

@@ -56,8 +56,10 @@ export interface DeadlineOptions {
 
 export interface DeadlineStats {
   owned: number[];
-  /** Partitions being taken: their consumers starting, their heartbeats loading, their KV keys reconciled. */
+  /** Partitions being taken: their consumers starting, their heartbeats loading and their deadlines armed. */
   loading: number;
+  /** KV keys of loaded partitions being reconciled, after their load. */
+  reconciling: boolean;
   /** Partitions whose pings have all reached this process; the others replay a backlog. */
   caughtUp: number[];
   armed: number;
@@ -103,8 +105,9 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const clock = opts.clock ?? systemClock;
   const partitionOf = (id: string) => pingPartition(id, opts.partitions);
   const buckets = { replicas: opts.replicas };
+  // The listing runs in the background after loads (reconcileKeys): it rests as long as it works.
   const projection = createHeartbeatsProjection(await openBucket(opts.nc, opts.names, 'heartbeats', buckets), () =>
-    pagedKeys(opts.nc, opts.names.buckets.heartbeats),
+    pagedKeys(opts.nc, opts.names.buckets.heartbeats, 5_000, 1),
   );
   const leasesKv = await openBucket(opts.nc, opts.names, 'leases', buckets);
 
@@ -411,6 +414,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
       return {
         owned: leases.owned(),
         loading,
+        reconciling: kvRunning !== undefined,
         caughtUp: caughtUp(),
         armed,
         ...actors.stats(),
