@@ -29,6 +29,10 @@ export type LoadResult = {
   p99: number;
   max: number;
   durationS: number;
+  /** Requests sent again once because their kept-alive connection closed before any byte of the answer (bench/parts/pings-load.ts only). */
+  resent?: number;
+  /** What the errors were (bench/parts/pings-load.ts only): by status, or closed connections, or late answers. */
+  errorKinds?: Record<string, number>;
 };
 
 export const findWrk = () => findBinary('wrk', ['/usr/bin/wrk'], process.env.WRK_BIN);

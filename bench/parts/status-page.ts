@@ -67,7 +67,7 @@ await runPart('status-page', 'Public status pages', async (ctx) => {
 
   ctx.method.push(
     `The control plane's app (\`buildApp\`) in a process of its own on 127.0.0.1, serving one status page of ${components} monitors in 5 groups (${Math.round(bytes / 1024)} KB of HTML, sent gzipped as the viewers ask: ${Math.round(zipped / 1024)} KB); the page and its fragment come from a snapshot replaced when a change it shows is announced (LISTEN/NOTIFY) or after STATUS_PAGE_MAX_AGE_SECONDS (30 s), one render shared by concurrent requests.`,
-    `Viewers are keep-alive connections from bench/parts/pings-load.ts in its own process (HTTP/1.1 on plain sockets, one request at a time per connection, \`Accept-Encoding: gzip, deflate, br\` as browsers send), open loop: requests due at a fixed rate of ${rate.toLocaleString('en')}/s, spread over the open connections (a viewer asking every ${viewers / rate} s, six times the page's own polling), latency counted from the due time, ${seconds} s after 1 s of warm-up; runs with 1,000 and ${viewers.toLocaleString('en')} connections.`,
+    `Viewers are keep-alive connections from bench/parts/pings-load.ts in its own process (HTTP/1.1 on plain sockets, one request at a time per connection, \`Accept-Encoding: gzip, deflate, br\` as browsers send; a request whose kept-alive connection closes before any byte of its answer is sent again once on a new one, as browsers do, its latency still counted from its due time), open loop: requests due at a fixed rate of ${rate.toLocaleString('en')}/s, spread over the open connections (a viewer asking every ${viewers / rate} s, six times the page's own polling), latency counted from the due time, ${seconds} s after 1 s of warm-up; runs with 1,000 and ${viewers.toLocaleString('en')} connections.`,
     "During each run one monitor of the page changes status every second (an UPDATE, as a check result writes it), so the page is rendered again about once a second; statements sent to Postgres by the server are counted with the driver's debug hook.",
     'The 90-day uptime bars are drawn from an empty history here: rendering costs more with data, but a render happens once per change, whatever the number of viewers.',
   );
@@ -109,7 +109,7 @@ await runPart('status-page', 'Public status pages', async (ctx) => {
       serverCpu: (processCpuUs(server.ready.pid) - c0) / 1e6 / load.durationS,
     };
     ctx.log(
-      `${conns} viewers at ${rate}/s: ${Math.round(load.rps)}/s, p50 ${load.p50} p95 ${load.p95} p99 ${load.p99} ms, ${load.errors} errors, ${run.queries} queries for ${changes} changes, machine ${round(run.busy * 100)}% busy`,
+      `${conns} viewers at ${rate}/s: ${Math.round(load.rps)}/s, p50 ${load.p50} p95 ${load.p95} p99 ${load.p99} ms, ${load.errors} errors ${JSON.stringify(load.errorKinds ?? {})}, ${load.resent ?? 0} resent on a new connection, ${run.queries} queries for ${changes} changes, machine ${round(run.busy * 100)}% busy`,
     );
     runs.push(run);
   }
