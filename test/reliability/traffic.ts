@@ -316,7 +316,17 @@ export function createTraffic(dep: Deployment, workload: Workload, ledger: Ledge
     }
   };
 
-  const triggerLoop = async () => {
+  /**
+   * Calls to the control planes in turn, each with a unique token, one every `everyMs`: the answer
+   * `acked` records it in the ledger; anything else is refused and sent again (a new token).
+   */
+  const callLoop = async (c: {
+    flow: 'trigger' | 'notice';
+    subject: string;
+    everyMs: number;
+    acked: number;
+    request: (token: string) => { path: string; body: unknown; headers?: Record<string, string> };
+  }) => {
     let i = 0;
     let lastAcked = true;
     for (;;) {
@@ -325,47 +335,45 @@ export function createTraffic(dep: Deployment, workload: Workload, ledger: Ledge
       const via = `control-plane-${dep.controlPlanes.indexOf(cp) + 1}`;
       const token = randomUUID();
       const sentAt = Date.now();
-      const res = await send('POST', `${cp.url}/api/notify/${workload.triggerId}`, {
-        body: JSON.stringify({ message: `rel ${token}` }),
-        headers: { 'content-type': 'application/json' },
+      const r = c.request(token);
+      const res = await send('POST', `${cp.url}${r.path}`, {
+        body: JSON.stringify(r.body),
+        headers: { 'content-type': 'application/json', ...r.headers },
       });
-      if ('status' in res && res.status === 202) {
-        ledger.record({ flow: 'trigger', token, subject: workload.triggerId, via, sentAt, ackedAt: Date.now(), cycle });
+      if ('status' in res && res.status === c.acked) {
+        ledger.record({ flow: c.flow, token, subject: c.subject, via, sentAt, ackedAt: Date.now(), cycle });
         lastAcked = true;
-        await pause(sentAt + opts.triggerEveryMs - Date.now());
+        await pause(sentAt + c.everyMs - Date.now());
       } else {
-        ledger.refuse('trigger', via, 'status' in res ? `HTTP ${res.status}` : res.error);
+        ledger.refuse(c.flow, via, 'status' in res ? `HTTP ${res.status}` : res.error);
         lastAcked = false;
         await new Promise((r) => setTimeout(r, 200));
       }
     }
   };
 
+  const triggerLoop = () =>
+    callLoop({
+      flow: 'trigger',
+      subject: workload.triggerId,
+      everyMs: opts.triggerEveryMs,
+      acked: 202,
+      request: (token) => ({ path: `/api/notify/${workload.triggerId}`, body: { message: `rel ${token}` } }),
+    });
+
   // An incident published on the status page per call, its message the token: 201 = acknowledged.
-  const noticeLoop = async () => {
-    let i = 0;
-    let lastAcked = true;
-    for (;;) {
-      if (stopping && (lastAcked || Date.now() > stopGiveUpAt)) return;
-      const cp = dep.controlPlanes[i++ % dep.controlPlanes.length]!;
-      const via = `control-plane-${dep.controlPlanes.indexOf(cp) + 1}`;
-      const token = randomUUID();
-      const sentAt = Date.now();
-      const res = await send('POST', `${cp.url}/status-pages/${workload.statusPageId}/incidents`, {
-        body: JSON.stringify({ title: 'Reliability notice', impact: 'none', status: 'resolved', message: `rel ${token}`, published: true }),
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${dep.token}` },
-      });
-      if ('status' in res && res.status === 201) {
-        ledger.record({ flow: 'notice', token, subject: workload.statusPageId, via, sentAt, ackedAt: Date.now(), cycle });
-        lastAcked = true;
-        await pause(sentAt + opts.noticeEveryMs - Date.now());
-      } else {
-        ledger.refuse('notice', via, 'status' in res ? `HTTP ${res.status}` : res.error);
-        lastAcked = false;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-  };
+  const noticeLoop = () =>
+    callLoop({
+      flow: 'notice',
+      subject: workload.statusPageId,
+      everyMs: opts.noticeEveryMs,
+      acked: 201,
+      request: (token) => ({
+        path: `/status-pages/${workload.statusPageId}/incidents`,
+        body: { title: 'Reliability notice', impact: 'none', status: 'resolved', message: `rel ${token}`, published: true },
+        headers: { authorization: `Bearer ${dep.token}` },
+      }),
+    });
 
   /** Waits for the monitor to be down; true when told to stop while `unseen()` still holds. */
   const downOrStop = async (id: string, unseen: () => boolean, timeoutMs: number): Promise<boolean> => {

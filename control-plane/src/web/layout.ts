@@ -156,6 +156,18 @@ export function publicPage(assets: AssetHrefs, title: string, body: Html, extraH
 </html>`;
 }
 
+/** A page a link in a message opens (an alert's action, a subscription's confirm or unsubscribe): one card saying what it does. */
+export function linkActionPage(assets: AssetHrefs, title: string, body: Html, extraHead: Child = ''): Html {
+  return publicPage(
+    assets,
+    title,
+    html`<div class="card link-action">
+      <div class="card-body">${body}</div>
+    </div>`,
+    extraHead,
+  );
+}
+
 export function pageHead(title: Child, opts: { sub?: Child; actions?: Child; pill?: Child } = {}): Html {
   return html`<div class="page-head">
     <div>

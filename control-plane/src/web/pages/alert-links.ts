@@ -9,19 +9,11 @@ import { AppError } from '../../platform/errors.ts';
 import { formatDuration } from '../components.ts';
 import { queryText, sendHtml, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
-import { publicPage } from '../layout.ts';
+import { linkActionPage } from '../layout.ts';
 
 const uuid = z.uuid();
 
-function page(deps: WebDeps, title: string, body: Html): Html {
-  return publicPage(
-    deps.assets,
-    title,
-    html`<div class="card link-action">
-      <div class="card-body">${body}</div>
-    </div>`,
-  );
-}
+const page = (deps: WebDeps, title: string, body: Html): Html => linkActionPage(deps.assets, title, body);
 
 const notFoundPage = (deps: WebDeps) =>
   page(

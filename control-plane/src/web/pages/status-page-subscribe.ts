@@ -6,7 +6,7 @@ import { verifySubscriber, type SubscriberPurpose } from '../../status-pages/sub
 import * as subscribers from '../../status-pages/subscribers/service.ts';
 import { sendHtml, type WebDeps } from '../context.ts';
 import { html, type Html } from '../html.ts';
-import { publicPage } from '../layout.ts';
+import { linkActionPage } from '../layout.ts';
 import { urls } from '../urls.ts';
 import { pageAccessAt } from '../../status-pages/service.ts';
 import type { StatusPageAccess } from './status-page-access.ts';
@@ -31,16 +31,8 @@ export function subscribeForm(slug: string): Html {
   </section>`;
 }
 
-function page(deps: WebDeps, title: string, body: Html): Html {
-  return publicPage(
-    deps.assets,
-    title,
-    html`<div class="card link-action">
-      <div class="card-body">${body}</div>
-    </div>`,
-    html`<meta name="robots" content="noindex" />`,
-  );
-}
+const page = (deps: WebDeps, title: string, body: Html): Html =>
+  linkActionPage(deps.assets, title, body, html`<meta name="robots" content="noindex" />`);
 
 const notValid = (deps: WebDeps) =>
   page(
