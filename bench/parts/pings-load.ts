@@ -115,7 +115,7 @@ function openConnection(): Conn {
       // HTTP client meets): sent again once, first in line, its latency still counted from its due time.
       job.resent = true;
       resent++;
-      const other = idle.pop();
+      const other = idle.shift();
       if (other) other.send(job);
       else if (queueHead > 0) queue[--queueHead] = job;
       else queue.unshift(job);
@@ -157,7 +157,10 @@ function openConnection(): Conn {
 let stopping = false;
 const dispatch = (job: Job) => {
   if (job.counted) sent++;
-  const conn = idle.pop();
+  // The connection idle longest: every open connection is used in turn, as viewers that each
+  // ask every few seconds use theirs (taking the latest would leave some unused past the
+  // server's timeout for a connection that sends nothing, HTTP_HEADERS_TIMEOUT_MS).
+  const conn = idle.shift();
   if (conn) conn.send(job);
   else queue.push(job);
 };
