@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { connectMcp } from '../harness/mcp.ts';
 import { apiClient } from '../harness/api.ts';
 import { startTestControlPlane, type TestControlPlane } from '../harness/control-plane.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { markChecked, seedIncident, seedResults } from '../web/seed.ts';
 
-async function connect(url: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'uptime-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  });
-  await client.connect(transport);
-  return client;
-}
+const connect = connectMcp;
 
 /** The JSON a tool answered with (tools answer one text item holding JSON). */
 function json(result: Awaited<ReturnType<Client['callTool']>>): any {
