@@ -311,7 +311,9 @@ describe('status page subscribers', () => {
     });
     assert.equal(moved.status, 200);
     await hook.waitForRequests(before + 2);
+    await settled();
     assert.equal(JSON.parse(hook.requests[before + 1]!.body).maintenance.starts_at, new Date(starts + 7_200_000).toISOString());
+    assert.equal(mailsTo('Grace@Example.com').length, graceBefore + 2, 'moving the window tells every subscriber again');
   });
 
   it('unsubscribes in one click (RFC 8058) without a page or cookie; nothing more is sent to it', async () => {
