@@ -52,6 +52,7 @@ export function armRun(watch: SignalWatch, timeoutMs: number, signal?: AbortSign
   return {
     cell,
     release() {
+      cell.onAbort = null;
       clearTimeout(timer);
       unwatch?.();
     },

@@ -5,6 +5,7 @@ import type { CertificateInfo } from '../../../../shared/src/contracts/checks.ts
 import { BlockedAddressError, guardedLookup, refuses } from '../../../../shared/src/net/lookup.ts';
 import { certificateFailure, socketCertificate } from '../certificate.ts';
 import { checkFailure, type CheckError } from '../classify.ts';
+import type { RunCell } from '../abort.ts';
 import type { CheckTimings } from '../timings.ts';
 import type { ProbeContext } from './probe.ts';
 
@@ -19,6 +20,7 @@ export class ConnectionFailure extends Error {
   }
 }
 
+const ignore = () => {};
 const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
 
 // One lookup function per agent context, not one per check.
@@ -48,8 +50,12 @@ export class Connection {
   private connectAt: number | null = null;
   private secureAt: number | null = null;
 
-  /** Connects (and verifies the certificate); resolves with the socket ready for the check's bytes. */
-  open(endpoint: Endpoint, ctx: ProbeContext): Promise<Socket> {
+  /**
+   * Connects (and verifies the certificate); resolves with the socket ready for the check's bytes.
+   * With the check's abort cell, rejects with the cell's reason once the check times out or is
+   * cancelled first.
+   */
+  open(endpoint: Endpoint, ctx: ProbeContext, cell?: RunCell): Promise<Socket> {
     this.startedAt = performance.now();
     const { host, port } = endpoint;
     const literal = isIP(host) !== 0;
@@ -73,19 +79,40 @@ export class Connection {
     this.socket = socket;
     if (!literal) socket.once('lookup', () => (this.lookupAt = performance.now()));
     return new Promise((resolve, reject) => {
-      socket.on('error', reject);
-      socket.once('close', () => reject(new Error('Connection closed by the server')));
-      socket.once('connect', () => {
-        this.connectAt = performance.now();
-        if (!endpoint.tls) resolve(socket);
-      });
-      socket.once('secureConnect', () => {
+      // Once the socket is ready or failed these listeners go (the close every check ends with
+      // must not build an error nobody reads), except the error one: a later error of the socket
+      // (a write to a server gone) is the check's to notice, never an uncaught one.
+      let settled = false;
+      const settle = (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        if (cell) cell.onAbort = null;
+        socket.off('close', onClose);
+        socket.off(endpoint.tls ? 'secureConnect' : 'connect', onReady);
+        if (err === null) resolve(socket);
+        else reject(err);
+      };
+      const onError = (err: Error) => settle(err);
+      const onClose = () => settle(new Error('Connection closed by the server'));
+      const onReady = () => {
+        if (!endpoint.tls) {
+          this.connectAt = performance.now();
+          return settle(null);
+        }
         this.secureAt = performance.now();
         const failure = this.verify(socket as TLSSocket, host);
-        if (failure === null) return resolve(socket);
-        reject(new ConnectionFailure(failure));
+        if (failure === null) return settle(null);
+        settle(new ConnectionFailure(failure));
         socket.destroy();
-      });
+      };
+      socket.on('error', onError);
+      socket.on('close', onClose);
+      socket.on(endpoint.tls ? 'secureConnect' : 'connect', onReady);
+      if (endpoint.tls) socket.once('connect', () => (this.connectAt = performance.now()));
+      if (cell) {
+        cell.onAbort = () => settle(cell.reason);
+        if (cell.reason !== null) cell.onAbort();
+      }
     });
   }
 
@@ -116,7 +143,12 @@ export class Connection {
 
   /** Closes the socket at once (a check has nothing more to say; a FIN goes out as the descriptor closes). */
   close(): void {
-    this.socket?.destroy();
+    const socket = this.socket;
+    if (socket === null) return;
+    this.socket = null;
+    socket.destroy();
+    socket.removeAllListeners();
+    socket.on('error', ignore);
   }
 }
 

@@ -107,7 +107,7 @@ export async function checkTcp(target: TcpTarget, ctx: ProbeContext, signal?: Ab
 
   try {
     const endpoint = { host: target.host, port: target.port, tls: target.tls };
-    const socket = await untilAborted(cell, connection.open(endpoint, ctx));
+    const socket = await connection.open(endpoint, ctx, cell);
     readyAt = performance.now();
     socket.on('data', (chunk: Buffer) => received.add(chunk));
     if (target.send !== null) await untilAborted(cell, write(socket, target.send));
