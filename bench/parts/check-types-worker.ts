@@ -67,6 +67,8 @@ const args = JSON.parse(process.argv[2]!) as WorkerArgs;
 const { servers } = args;
 const TIMEOUT_MS = 10_000;
 const ctx: ProbeContext = { policy: { blockPrivateTargets: false }, resolve: systemResolve, userAgent, maxBodyBytes: 1024 * 1024 };
+/** The agent passes one signal to every check it runs (its stop); ours get one too. */
+const agentSignal = new AbortController().signal;
 const passed = (o: { ok: boolean; error: { message: string } | null }) => (o.ok ? null : (o.error?.message ?? 'failed'));
 
 /** Connects, writes PING, waits for +PONG and closes, with nothing around it. */
@@ -94,7 +96,9 @@ function tcpClients(tls: boolean): Partial<Record<ClientName, () => LoopClient>>
   return {
     ours: () => ({
       one: async () =>
-        passed(await checkTcp({ host: '127.0.0.1', port, tls, send: 'PING\r\n', expect: '+PONG', timeout_ms: TIMEOUT_MS }, ctx)),
+        passed(
+          await checkTcp({ host: '127.0.0.1', port, tls, send: 'PING\r\n', expect: '+PONG', timeout_ms: TIMEOUT_MS }, ctx, agentSignal),
+        ),
       close: () => {},
     }),
     // Node verifies the chain (NODE_EXTRA_CA_CERTS) and the address against the certificate, as ours does.
@@ -123,6 +127,7 @@ function dnsClients(): Partial<Record<ClientName, () => LoopClient>> {
           await checkDns(
             { resolver: '127.0.0.1', port: servers.dns, name: servers.dnsName, record_type: 'A', timeout_ms: TIMEOUT_MS },
             ctx,
+            agentSignal,
           ),
         ),
       close: () => {},
@@ -139,7 +144,8 @@ function webSocketClients(): Partial<Record<ClientName, () => LoopClient>> {
   const url = `ws://127.0.0.1:${servers.websocket}/`;
   return {
     ours: () => ({
-      one: async () => passed(await checkWebSocket({ url, headers: [], send: 'ping', expect: 'ping', timeout_ms: TIMEOUT_MS }, ctx)),
+      one: async () =>
+        passed(await checkWebSocket({ url, headers: [], send: 'ping', expect: 'ping', timeout_ms: TIMEOUT_MS }, ctx, agentSignal)),
       close: () => {},
     }),
     floor: () => ({
@@ -165,7 +171,9 @@ function grpcClients(): Partial<Record<ClientName, () => LoopClient>> {
   return {
     ours: () => ({
       one: async () =>
-        passed(await checkGrpc({ host: '127.0.0.1', port, tls: false, service: '', metadata: [], timeout_ms: TIMEOUT_MS }, ctx)),
+        passed(
+          await checkGrpc({ host: '127.0.0.1', port, tls: false, service: '', metadata: [], timeout_ms: TIMEOUT_MS }, ctx, agentSignal),
+        ),
       close: () => {},
     }),
     // A client (a channel, a connection) per check as ours; a local subchannel pool so no
@@ -195,7 +203,7 @@ function grpcClients(): Partial<Record<ClientName, () => LoopClient>> {
 function icmpClients(): Partial<Record<ClientName, () => LoopClient>> {
   return {
     ours: () => ({
-      one: async () => passed(await checkIcmp({ host: '127.0.0.1', count: 1, timeout_ms: TIMEOUT_MS }, ctx)),
+      one: async () => passed(await checkIcmp({ host: '127.0.0.1', count: 1, timeout_ms: TIMEOUT_MS }, ctx, agentSignal)),
       close: () => {},
     }),
     floor: () => ({

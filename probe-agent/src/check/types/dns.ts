@@ -3,7 +3,7 @@ import type { CaaRecord } from 'node:dns';
 import { isIP, isIPv6 } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { BlockedAddressError, refuses, resolveAllowed } from '../../../../shared/src/net/lookup.ts';
-import { abortCell, CANCELLED, TIMED_OUT, type RunCell } from '../abort.ts';
+import { abortCell, CANCELLED, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
 import type { CheckError } from '../classify.ts';
 import { noTimings, type ProbeContext, type ProbeOutcome } from './probe.ts';
 
@@ -23,7 +23,6 @@ export type DnsTarget = {
 type DnsAnswer = { type: string; value: string; ttl: number };
 /** What the check shows of the reply: its response code and its answers, in the order received. */
 type DnsReply = { rcode: string; answers: DnsAnswer[] };
-type AnswerValue = { value: string; ttl: number };
 
 /** A failure found before the query was sent (the resolver's address), reported as is. */
 class ResolverAddressFailure extends Error {
@@ -33,7 +32,7 @@ class ResolverAddressFailure extends Error {
 }
 
 // Node reports TTLs for A and AAAA answers only; every other answer carries ttl 0 (not known).
-const withoutTtl = (values: readonly string[]): AnswerValue[] => values.map((value) => ({ value, ttl: 0 }));
+const withoutTtl = (type: DnsRecordType, values: readonly string[]): DnsAnswer[] => values.map((value) => ({ type, value, ttl: 0 }));
 
 /** CAA in zone-file form, e.g. `0 issue "letsencrypt.org"`: Node gives the tag as the record's one other key. */
 function caaValue(record: CaaRecord): string {
@@ -42,33 +41,58 @@ function caaValue(record: CaaRecord): string {
   return `${record.critical} ${tag} "${quoted}"`;
 }
 
-const queries: Record<DnsRecordType, (resolver: Resolver, name: string) => Promise<AnswerValue[]>> = {
-  A: async (r, name) => (await r.resolve4(name, { ttl: true })).map((a) => ({ value: a.address, ttl: a.ttl })),
-  AAAA: async (r, name) => (await r.resolve6(name, { ttl: true })).map((a) => ({ value: a.address, ttl: a.ttl })),
-  CNAME: async (r, name) => withoutTtl(await r.resolveCname(name)),
-  NS: async (r, name) => withoutTtl(await r.resolveNs(name)),
-  PTR: async (r, name) => withoutTtl(await r.resolvePtr(name)),
-  MX: async (r, name) => withoutTtl((await r.resolveMx(name)).map((mx) => `${mx.priority} ${mx.exchange}`)),
-  TXT: async (r, name) => withoutTtl((await r.resolveTxt(name)).map((chunks) => chunks.join(''))),
-  SOA: async (r, name) => {
-    const soa = await r.resolveSoa(name);
-    return withoutTtl([`${soa.nsname} ${soa.hostmaster} ${soa.serial} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minttl}`]);
-  },
-  SRV: async (r, name) => withoutTtl((await r.resolveSrv(name)).map((s) => `${s.priority} ${s.weight} ${s.port} ${s.name}`)),
-  CAA: async (r, name) => withoutTtl((await r.resolveCaa(name)).map(caaValue)),
+// Each maps the library's answer straight to ours: one promise and one list per query.
+const queries: Record<DnsRecordType, (resolver: Resolver, name: string) => Promise<DnsAnswer[]>> = {
+  A: (r, name) => r.resolve4(name, { ttl: true }).then((list) => list.map((a) => ({ type: 'A', value: a.address, ttl: a.ttl }))),
+  AAAA: (r, name) => r.resolve6(name, { ttl: true }).then((list) => list.map((a) => ({ type: 'AAAA', value: a.address, ttl: a.ttl }))),
+  CNAME: (r, name) => r.resolveCname(name).then((list) => withoutTtl('CNAME', list)),
+  NS: (r, name) => r.resolveNs(name).then((list) => withoutTtl('NS', list)),
+  PTR: (r, name) => r.resolvePtr(name).then((list) => withoutTtl('PTR', list)),
+  MX: (r, name) =>
+    r.resolveMx(name).then((list) =>
+      withoutTtl(
+        'MX',
+        list.map((mx) => `${mx.priority} ${mx.exchange}`),
+      ),
+    ),
+  TXT: (r, name) =>
+    r.resolveTxt(name).then((list) =>
+      withoutTtl(
+        'TXT',
+        list.map((chunks) => chunks.join('')),
+      ),
+    ),
+  SOA: (r, name) =>
+    r
+      .resolveSoa(name)
+      .then((soa) =>
+        withoutTtl('SOA', [`${soa.nsname} ${soa.hostmaster} ${soa.serial} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minttl}`]),
+      ),
+  SRV: (r, name) =>
+    r.resolveSrv(name).then((list) =>
+      withoutTtl(
+        'SRV',
+        list.map((v) => `${v.priority} ${v.weight} ${v.port} ${v.name}`),
+      ),
+    ),
+  CAA: (r, name) => r.resolveCaa(name).then((list) => withoutTtl('CAA', list.map(caaValue))),
 };
 
 /**
  * The address the query goes to, under the address policy like every address a check dials; null
  * for the system's resolvers, which the operator configured and the policy does not govern.
  */
-async function resolverAddress(target: DnsTarget, ctx: ProbeContext): Promise<string | null> {
+const notAllowed = (ip: string) => new ResolverAddressFailure({ class: 'other', message: `Resolver address ${ip} is not allowed` });
+
+/** resolverAddress of a resolver given as an IP address (or none): no lookup, so no wait. */
+function resolverAddressNow(target: DnsTarget, ctx: ProbeContext): string | null {
   if (target.resolver === null) return null;
-  const notAllowed = (ip: string) => new ResolverAddressFailure({ class: 'other', message: `Resolver address ${ip} is not allowed` });
-  if (isIP(target.resolver) !== 0) {
-    if (refuses(ctx.policy, target.resolver)) throw notAllowed(target.resolver);
-    return target.resolver;
-  }
+  if (refuses(ctx.policy, target.resolver)) throw notAllowed(target.resolver);
+  return target.resolver;
+}
+
+async function resolverAddress(target: DnsTarget, ctx: ProbeContext): Promise<string | null> {
+  if (target.resolver === null || isIP(target.resolver) !== 0) return resolverAddressNow(target, ctx);
   try {
     const [first] = await resolveAllowed(ctx.policy, ctx.resolve, target.resolver);
     if (first !== undefined) return first.address;
@@ -102,12 +126,15 @@ function resolverFor(address: string | null, target: DnsTarget, ctx: ProbeContex
   return resolver;
 }
 
+function ask(address: string | null, target: DnsTarget, ctx: ProbeContext): Promise<DnsAnswer[]> {
+  return queries[target.record_type](resolverFor(address, target, ctx), target.name);
+}
+
 async function query(target: DnsTarget, ctx: ProbeContext, cell: RunCell): Promise<DnsAnswer[]> {
   const address = await resolverAddress(target, ctx);
   // The check may have ended while the resolver's name was looked up: send nothing then.
   if (cell.reason !== null) throw new Error('Check ended');
-  const values = await queries[target.record_type](resolverFor(address, target, ctx), target.name);
-  return values.map((v) => ({ type: target.record_type, ...v }));
+  return ask(address, target, ctx);
 }
 
 /** How c-ares reports each response code that is not an answer; codes without a reply are elsewhere. */
@@ -159,26 +186,35 @@ function outcome(startedAt: number, error: CheckError | null, reply: DnsReply | 
   };
 }
 
+const watch = createSignalWatch();
+/** How a query the check stopped waiting for ends (the cell says why). */
+const ENDED = new Error('Check ended');
+
 /** Asks one DNS server (or the system's) for the records of a name: up when at least one answer comes back. */
 export async function checkDns(target: DnsTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
   const startedAt = performance.now();
   if (signal?.aborted) return outcome(startedAt, { class: 'other', message: 'Check cancelled' }, null);
+  // Asking a server by its address (or the system's), the query is all there is to time, and its
+  // channel ends it at the check's time limit (ETIMEOUT, one try): no timer of the check's own.
+  // A server given by name is looked up first, under the check's timer.
+  const byAddress = target.resolver === null || isIP(target.resolver) !== 0;
   const cell: RunCell = { reason: null, onAbort: null };
-  const timer = setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
-  const onAbort = () => abortCell(cell, CANCELLED);
-  signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = byAddress ? null : setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
+  const unwatch = signal === undefined ? null : watch(signal, cell);
   try {
-    const stopped = new Promise<never>((_, reject) => {
-      cell.onAbort = () => reject(new Error('Check ended'));
+    const asked = byAddress ? ask(resolverAddressNow(target, ctx), target, ctx) : query(target, ctx, cell);
+    const answers = await new Promise<DnsAnswer[]>((resolve, reject) => {
+      cell.onAbort = () => reject(ENDED);
+      asked.then(resolve, reject);
     });
-    const answers = await Promise.race([query(target, ctx, cell), stopped]);
     // c-ares turns an empty NOERROR reply into ENODATA, so an answer list here is never empty.
     return outcome(startedAt, null, { rcode: 'NOERROR', answers });
   } catch (err) {
     const { error, reply } = failure(err, cell, target);
     return outcome(startedAt, error, reply);
   } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
+    cell.onAbort = null;
+    if (timer !== null) clearTimeout(timer);
+    unwatch?.();
   }
 }

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { checkServerIdentity, connect as tlsConnect, createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import type { CertificateInfo } from '../../../../shared/src/contracts/checks.ts';
 import { BlockedAddressError, refuses, resolveAllowed } from '../../../../shared/src/net/lookup.ts';
-import { abortCell, CANCELLED, TIMED_OUT, type RunCell } from '../abort.ts';
+import { armRun, createSignalWatch, type RunCell } from '../abort.ts';
 import { certificateFailure, certificateInfo, socketCertificate } from '../certificate.ts';
 import { checkFailure, type CheckError } from '../classify.ts';
 import { noTimings, type ProbeContext, type ProbeOutcome } from './probe.ts';
@@ -348,16 +348,14 @@ function callFailure(end: CallEnd, target: GrpcTarget, presented: Presented): Ch
 
 const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
 
+const watch = createSignalWatch();
+
 /** Asks the server's grpc.health.v1 Health service about target.service; ok when it answers SERVING. */
 export async function checkGrpc(target: GrpcTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
   const startedAt = performance.now();
   const deadline = new Date(Date.now() + target.timeout_ms);
   const presented: Presented = { certificate: null, identityError: null };
-  const cell: RunCell = { reason: null, onAbort: null };
-  const timer = setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
-  const cancel = () => abortCell(cell, CANCELLED);
-  signal?.addEventListener('abort', cancel, { once: true });
-  if (signal?.aborted) cancel();
+  const { cell, release } = armRun(watch, target.timeout_ms, signal);
   let dnsMs = 0;
   let end: CallEnd | null = null;
   let error: CheckError | null = null;
@@ -382,8 +380,7 @@ export async function checkGrpc(target: GrpcTarget, ctx: ProbeContext, signal?: 
         ? { class: 'other', message: `Target address ${err.address} is not allowed` }
         : checkFailure(err, cell.reason, target.timeout_ms);
   } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', cancel);
+    release();
     client?.close();
   }
   return outcome(end, error, presented, startedAt, dnsMs);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { BlockedAddressError, refuses, resolveAllowed, type ResolvedAddress } from '../../../../shared/src/net/lookup.ts';
-import { abortCell, CANCELLED, TIMED_OUT, type RunCell } from '../abort.ts';
+import { armRun, createSignalWatch, type RunCell } from '../abort.ts';
 import { checkFailure, type CheckError } from '../classify.ts';
 import { noTimings, type ProbeContext, type ProbeOutcome } from './probe.ts';
 
@@ -167,14 +167,12 @@ function replied(clock: Clock, summary: PingSummary): ProbeOutcome {
   };
 }
 
+const watch = createSignalWatch();
+
 /** Pings target.host `count` times; `pingPath` names the ping program (tests point it elsewhere). */
 export async function checkIcmp(target: IcmpTarget, ctx: ProbeContext, signal?: AbortSignal, pingPath = 'ping'): Promise<ProbeOutcome> {
   const clock: Clock = { startedAt: performance.now(), dns: 0 };
-  const cell: RunCell = { reason: null, onAbort: null };
-  const timer = setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
-  const cancel = () => abortCell(cell, CANCELLED);
-  signal?.addEventListener('abort', cancel, { once: true });
-  if (signal?.aborted) cancel();
+  const { cell, release } = armRun(watch, target.timeout_ms, signal);
   try {
     const address = await unlessStopped(cell, pingAddress(target.host, ctx));
     if (isIP(target.host) === 0) clock.dns = performance.now() - clock.startedAt;
@@ -186,7 +184,6 @@ export async function checkIcmp(target: IcmpTarget, ctx: ProbeContext, signal?: 
   } catch (err) {
     return failed(clock, failureOf(err, cell.reason, target.timeout_ms));
   } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', cancel);
+    release();
   }
 }
