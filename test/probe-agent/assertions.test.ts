@@ -1,7 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Assertion, type AssertionInput, type MonitorType } from '../../shared/src/contracts/checks.ts';
-import { assertionProblem, assertionVerdict, evaluateAssertions, type AssertionInputs } from '../../shared/src/checks/assertions.ts';
+import { JSONPath } from 'jsonpath-plus';
+import {
+  assertionProblem,
+  assertionVerdict,
+  evaluateAssertions,
+  readJsonPath,
+  type AssertionInputs,
+} from '../../shared/src/checks/assertions.ts';
 
 const observed: AssertionInputs = {
   status_code: 200,
@@ -99,6 +106,59 @@ describe('assertions: each source and operator on what a check observed', () => 
     );
     assert.equal(down.failed?.source, 'body');
   });
+});
+
+describe('JSON paths: a simple path is read as the JSONPath engine reads it', () => {
+  const docs: unknown[] = [
+    { status: 'ok', count: 0, empty: '', none: null, flag: false, data: { items: [{ id: 7 }, { id: 8, tags: ['a'] }], length: 3 } },
+    [{ id: 1 }, 'two', [3, 4]],
+    { '0': 'zero', items: 'text', nested: { deeper: { deepest: [null, { x: 1 }] } } },
+    { a: { b: 0 }, c: [] },
+  ];
+  const paths = [
+    '$.status',
+    '$.count',
+    '$.empty',
+    '$.none',
+    '$.flag',
+    '$.missing',
+    '$.data.items[0].id',
+    '$.data.items[1].tags[0]',
+    '$.data.items[2].id',
+    '$.data.items.length',
+    '$.data.length',
+    '$[0].id',
+    '$[1]',
+    '$[2][1]',
+    '$[1].length',
+    '$[5]',
+    '$.items.length',
+    '$.items[0]',
+    '$.nested.deeper.deepest[1].x',
+    '$.nested.deeper.deepest[0]',
+    '$.a.b',
+    '$.a.b.c',
+    '$.c[0]',
+    '$.status.length',
+    '$.count.toFixed',
+    '$.status.constructor',
+    '$[0]',
+    '$.data.items[01]',
+    // Not simple: left to the engine, the same either way.
+    '$',
+    '$.data.items[*].id',
+    '$..id',
+    '$.data.items[-1:]',
+    "$['status']",
+    '$.data.items[0,1].id',
+  ];
+  for (const [i, doc] of docs.entries()) {
+    it(`document ${i + 1}: every path finds what jsonpath-plus finds`, () => {
+      for (const path of paths) {
+        assert.deepEqual(readJsonPath(path, doc), JSONPath({ path, json: doc as object, eval: false, wrap: true }), path);
+      }
+    });
+  }
 });
 
 describe('assertions: validation names the field', () => {

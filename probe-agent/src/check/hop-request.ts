@@ -74,7 +74,8 @@ class HopRequest implements Dispatcher.DispatchHandler {
     this.hop.location = typeof location === 'string' ? location : null;
     if (this.capture.headers) {
       const kept: Record<string, string> = {};
-      for (const [name, value] of Object.entries(headers)) {
+      for (const name in headers) {
+        const value = headers[name];
         if (value !== undefined) kept[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
       }
       this.hop.headers = kept;
