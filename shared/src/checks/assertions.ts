@@ -91,7 +91,7 @@ export function assertionProblem(a: Assertion, type: MonitorType): { field: stri
 export function patternProblem(pattern: string): string | undefined {
   if (pattern.length > MAX_PATTERN_LENGTH) return `A pattern is at most ${MAX_PATTERN_LENGTH} characters.`;
   try {
-    compiled(pattern);
+    compiledPattern(pattern);
     return undefined;
   } catch (err) {
     return `Not a valid pattern (RE2 syntax): ${(err as Error).message.split('\n')[0]?.slice(0, 120)}`;
@@ -140,11 +140,12 @@ export function readJsonPath(path: string, doc: unknown): unknown[] {
 
 /** Whether an RE2 pattern (one patternProblem accepts) matches somewhere in `text`. */
 export function patternFinds(pattern: string, text: string): boolean {
-  return compiled(pattern).matcher(text).find();
+  return compiledPattern(pattern).matcher(text).find();
 }
 
 const patterns = new Map<string, RE2JS>();
-function compiled(pattern: string): RE2JS {
+/** An RE2 pattern compiled once and kept (at most 1,000 of them). */
+export function compiledPattern(pattern: string): RE2JS {
   let re = patterns.get(pattern);
   if (re === undefined) {
     re = RE2JS.compile(pattern);
@@ -235,9 +236,11 @@ function holds(a: Assertion, value: Value, many: string[] | undefined): boolean 
       if (Array.isArray(value)) return !value.some((m) => same(m as Value, t));
       return !text(value).includes(text(t as Value));
     case 'matches':
-      return many ? many.some((m) => compiled(String(t)).matcher(m).find()) : compiled(String(t)).matcher(text(value)).find();
+      return many ? many.some((m) => compiledPattern(String(t)).matcher(m).find()) : compiledPattern(String(t)).matcher(text(value)).find();
     case 'not_matches':
-      return many ? !many.some((m) => compiled(String(t)).matcher(m).find()) : !compiled(String(t)).matcher(text(value)).find();
+      return many
+        ? !many.some((m) => compiledPattern(String(t)).matcher(m).find())
+        : !compiledPattern(String(t)).matcher(text(value)).find();
     case 'in':
       return Array.isArray(t) && (many ? many.length > 0 && many.every((m) => t.some((x) => same(m, x))) : t.some((x) => same(value, x)));
     case 'less_than':

@@ -1,8 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { JSONPath } from 'jsonpath-plus';
-import { RE2JS } from 're2js';
 import type { AssertionOutcome, Extraction, StepSettings } from '../../../../shared/src/contracts/checks.ts';
-import { assertionVerdict, evaluateAssertions } from '../../../../shared/src/checks/assertions.ts';
+import { assertionVerdict, compiledPattern, evaluateAssertions, readJsonPath } from '../../../../shared/src/checks/assertions.ts';
 import type { CheckError } from '../classify.ts';
 import type { CheckTarget, Checker } from '../check.ts';
 import { httpProbeOutcome, noTimings, type ProbeResult } from './probe.ts';
@@ -31,6 +29,7 @@ export function fillTemplate(
   vars: ReadonlyMap<string, string>,
   encode = false,
 ): { ok: true; text: string } | { ok: false; name: string } {
+  if (!text.includes('{{')) return { ok: true, text };
   let missing: string | undefined;
   const out = text.replace(VARIABLE, (_, name: string) => {
     const v = vars.get(name);
@@ -47,7 +46,7 @@ export function fillTemplate(
 export function extractValue(x: Extraction, response: { body?: string; headers?: Record<string, string> }): string | undefined {
   if (x.source === 'header') return response.headers?.[x.path.toLowerCase()];
   if (x.source === 'body') {
-    const m = RE2JS.compile(x.path).matcher(response.body ?? '');
+    const m = compiledPattern(x.path).matcher(response.body ?? '');
     if (!m.find()) return undefined;
     return m.groupCount() >= 1 ? (m.group(1) ?? undefined) : (m.group(0) ?? undefined);
   }
@@ -57,8 +56,7 @@ export function extractValue(x: Extraction, response: { body?: string; headers?:
   } catch {
     return undefined;
   }
-  const found = JSONPath({ path: x.path, json: doc as object, eval: false, wrap: true }) as unknown[];
-  const v = found[0];
+  const v = readJsonPath(x.path, doc)[0];
   if (v === undefined || v === null) return undefined;
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
@@ -112,7 +110,12 @@ export async function runSteps(steps: readonly StepSettings[], opts: StepsOption
       if (!b.ok) return stepFailed(step.name, 'other', `No value for {{${b.name}}}`, null, 0);
       body = b.text;
     }
-    const needs = new Set<string>([...step.assertions.map((a) => a.source), ...step.extract.map((x) => x.source)]);
+    let captureHeaders = false;
+    let captureBody = false;
+    for (const { source } of [...step.assertions, ...step.extract]) {
+      if (source === 'header') captureHeaders = true;
+      else if (source === 'body' || source === 'json') captureBody = true;
+    }
     const target: CheckTarget = {
       url: url.text,
       method: step.method,
@@ -123,7 +126,7 @@ export async function runSteps(steps: readonly StepSettings[], opts: StepsOption
       follow_redirects: opts.followRedirects,
       headers,
       body,
-      capture: { headers: needs.has('header'), body: needs.has('body') || needs.has('json') },
+      capture: { headers: captureHeaders, body: captureBody },
     };
     const stepStart = performance.now();
     const o = await opts.checker.run(target, opts.signal);
