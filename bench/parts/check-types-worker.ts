@@ -151,15 +151,20 @@ function webSocketClients(): Partial<Record<ClientName, () => LoopClient>> {
     floor: () => ({
       one: () =>
         new Promise((resolve) => {
+          // The same exchange as ours, closing handshake included (a check closes cleanly, see websocket.ts).
           const ws = new WebSocket(url, { perMessageDeflate: false, headers: { 'user-agent': userAgent } });
-          const done = (result: string | null) => {
-            ws.terminate();
-            resolve(result);
-          };
+          let echoed = false;
           ws.on('open', () => ws.send('ping'));
-          ws.on('message', (data: Buffer) => (data.toString('utf8').includes('ping') ? done(null) : undefined));
-          ws.on('error', (err) => done(err.message));
-          ws.on('close', () => done('closed before the echo'));
+          ws.on('message', (data: Buffer) => {
+            if (echoed || !data.toString('utf8').includes('ping')) return;
+            echoed = true;
+            ws.close(1000);
+          });
+          ws.on('error', (err) => {
+            ws.terminate();
+            resolve(err.message);
+          });
+          ws.on('close', () => resolve(echoed ? null : 'closed before the echo'));
         }),
       close: () => {},
     }),
