@@ -110,8 +110,13 @@ export async function checkTcp(target: TcpTarget, ctx: ProbeContext, signal?: Ab
     const socket = await connection.open(endpoint, ctx, cell);
     readyAt = performance.now();
     socket.on('data', (chunk: Buffer) => received.add(chunk));
-    if (target.send !== null) await untilAborted(cell, write(socket, target.send));
-    if (target.expect === null) return outcome(null);
+    if (target.expect === null) {
+      // Passing means the bytes went out: wait for the write to complete.
+      if (target.send !== null) await untilAborted(cell, write(socket, target.send));
+      return outcome(null);
+    }
+    // The reply is what is awaited; a failed write reaches awaitExpected as the socket's error.
+    if (target.send !== null) socket.write(target.send, 'utf8');
     const found = await awaitExpected(socket, received, target.expect, cell);
     return outcome(found ? null : expectedNotReceived(target.expect));
   } catch (err) {
