@@ -78,7 +78,10 @@ function outcome(hops: readonly Hop[], startedAt: number, error: CheckError | nu
   };
   const last = hops.at(-1);
   if (last?.headers) out.headers = last.headers;
-  if (last?.body) out.body = Buffer.concat(last.body).toString('utf8');
+  if (last?.body) {
+    // A small body comes in one chunk: decoded as it is, not copied into a new buffer first.
+    out.body = last.body.length === 1 ? last.body[0]!.toString('utf8') : Buffer.concat(last.body).toString('utf8');
+  }
   return out;
 }
 
