@@ -184,11 +184,7 @@ function asNumber(v: Value): number | undefined {
 }
 
 /** The value an assertion reads from the observations; `many` for sources with several values (DNS answers). */
-function read(
-  a: Assertion,
-  o: AssertionInputs,
-  json: () => { ok: true; value: unknown } | { ok: false },
-): { value: Value; many?: string[]; why?: string } {
+function read(a: Assertion, o: AssertionInputs, json: LazyJson): { value: Value; many?: string[]; why?: string } {
   switch (a.source) {
     case 'status_code':
       return { value: o.status_code };
@@ -265,18 +261,28 @@ export function assertionLabel(a: Pick<Assertion, 'source' | 'path' | 'operator'
 }
 
 /** Every assertion's outcome, in order. The body is parsed as JSON once, and only when a json assertion asks. */
-export function evaluateAssertions(assertions: readonly Assertion[], observed: AssertionInputs): AssertionOutcome[] {
+/** A body parsed as JSON at most once, when first asked for. */
+export type LazyJson = () => { ok: true; value: unknown } | { ok: false };
+export function lazyJson(body: string | undefined): LazyJson {
   let parsed: { ok: true; value: unknown } | { ok: false } | undefined;
-  const json = () => {
+  return () => {
     if (parsed === undefined) {
       try {
-        parsed = { ok: true, value: JSON.parse(observed.body ?? '') as unknown };
+        parsed = { ok: true, value: JSON.parse(body ?? '') as unknown };
       } catch {
         parsed = { ok: false };
       }
     }
     return parsed;
   };
+}
+
+/** Each assertion's outcome; `json` is the body parsed (shared with a caller that reads it too). */
+export function evaluateAssertions(
+  assertions: readonly Assertion[],
+  observed: AssertionInputs,
+  json: LazyJson = lazyJson(observed.body),
+): AssertionOutcome[] {
   return assertions.map((a) => {
     // Built field by field in the documented order (no spreads: this runs for every check).
     const out = { source: a.source } as AssertionOutcome;

@@ -1,6 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import type { AssertionOutcome, Extraction, StepSettings } from '../../../../shared/src/contracts/checks.ts';
-import { assertionVerdict, compiledPattern, evaluateAssertions, readJsonPath } from '../../../../shared/src/checks/assertions.ts';
+import {
+  assertionVerdict,
+  compiledPattern,
+  evaluateAssertions,
+  lazyJson,
+  readJsonPath,
+  type LazyJson,
+} from '../../../../shared/src/checks/assertions.ts';
 import type { CheckError } from '../classify.ts';
 import type { CheckTarget, Checker } from '../check.ts';
 import { httpProbeOutcome, noTimings, type ProbeResult } from './probe.ts';
@@ -43,20 +50,20 @@ export function fillTemplate(
 }
 
 /** The value an extraction takes from a step's response; undefined when there is none. */
-export function extractValue(x: Extraction, response: { body?: string; headers?: Record<string, string> }): string | undefined {
+export function extractValue(
+  x: Extraction,
+  response: { body?: string; headers?: Record<string, string> },
+  json: LazyJson = lazyJson(response.body),
+): string | undefined {
   if (x.source === 'header') return response.headers?.[x.path.toLowerCase()];
   if (x.source === 'body') {
     const m = compiledPattern(x.path).matcher(response.body ?? '');
     if (!m.find()) return undefined;
     return m.groupCount() >= 1 ? (m.group(1) ?? undefined) : (m.group(0) ?? undefined);
   }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(response.body ?? '');
-  } catch {
-    return undefined;
-  }
-  const v = readJsonPath(x.path, doc)[0];
+  const doc = json();
+  if (!doc.ok) return undefined;
+  const v = readJsonPath(x.path, doc.value)[0];
   if (v === undefined || v === null) return undefined;
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
@@ -135,16 +142,22 @@ export async function runSteps(steps: readonly StepSettings[], opts: StepsOption
     lastStatus = o.status_code;
     const seen = httpProbeOutcome(o);
     if (!o.ok) return stepFailed(step.name, o.error?.class ?? 'other', o.error?.message ?? 'Failed', o.status_code, ms);
-    const outs = evaluateAssertions(step.assertions, seen.observed);
+    // The body is parsed once for the step's assertions and extractions together.
+    const json = lazyJson(o.body);
+    const outs = evaluateAssertions(step.assertions, seen.observed, json);
     assertions.push(...outs.map((x) => (x.message ? { ...x, message: `Step "${step.name}": ${x.message}` } : x)));
     const verdict = assertionVerdict(outs);
     if (verdict.failed) return stepFailed(step.name, 'assertion', verdict.failed.message ?? 'Assertion failed', o.status_code, ms);
     if (verdict.degraded) degraded = true;
     for (const x of step.extract) {
-      const v = extractValue(x, {
-        ...(o.body !== undefined ? { body: o.body } : {}),
-        ...(o.headers !== undefined ? { headers: o.headers } : {}),
-      });
+      const v = extractValue(
+        x,
+        {
+          ...(o.body !== undefined ? { body: o.body } : {}),
+          ...(o.headers !== undefined ? { headers: o.headers } : {}),
+        },
+        json,
+      );
       if (v === undefined)
         return stepFailed(step.name, 'assertion', `Nothing to extract for {{${x.name}}} (${x.source} ${x.path})`, o.status_code, ms);
       vars.set(x.name, v);
