@@ -34,6 +34,13 @@ function lineServer(socket: Socket): void {
   });
 }
 
+/** Sends a character split across two chunks: its first bytes on connect, the rest once the client writes. */
+const EURO = Buffer.from('€', 'utf8');
+function splitCharacter(socket: Socket): void {
+  socket.write(Buffer.concat([Buffer.from('price: 5 '), EURO.subarray(0, 2)]));
+  socket.once('data', () => socket.write(Buffer.concat([EURO.subarray(2), Buffer.from(' incl. VAT\r\n')])));
+}
+
 const closesAtOnce = (socket: Socket) => socket.destroy();
 /** Reads (so it notices the client leaving) and never answers. */
 const silent = (socket: Socket) => void socket.resume();
@@ -97,6 +104,7 @@ before(async () => {
   const selfSigned = pki.selfSigned(['localhost']);
   await serve('lines', net.createServer(), lineServer);
   await serve('closing', net.createServer(), closesAtOnce);
+  await serve('split', net.createServer(), splitCharacter);
   await serve('silent', net.createServer(), silent);
   await serve('tls', tls.createServer(valid), recording('tls', lineServer));
   await serve('expired', tls.createServer(expired), recording('expired', lineServer));
@@ -161,6 +169,12 @@ describe('checkTcp', () => {
     const out = await checkTcp(target('lines', { send: 'PING\n', expect: 'you said PING' }), context());
     assert.equal(out.ok, true, JSON.stringify(out.error));
     assert.equal(out.observed.body, `${BANNER}you said PING\r\n`);
+  });
+
+  it('decodes a character whose bytes come in two chunks', async () => {
+    const out = await checkTcp(target('split', { send: 'GO\n', expect: '5 € incl.' }), context());
+    assert.equal(out.ok, true, JSON.stringify(out.error));
+    assert.equal(out.observed.body, 'price: 5 € incl. VAT\r\n');
   });
 
   it('fails when the server closes before sending expect, with what it sent as body', async () => {
