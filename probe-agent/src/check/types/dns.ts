@@ -78,10 +78,6 @@ const queries: Record<DnsRecordType, (resolver: Resolver, name: string) => Promi
   CAA: (r, name) => r.resolveCaa(name).then((list) => withoutTtl('CAA', list.map(caaValue))),
 };
 
-/**
- * The address the query goes to, under the address policy like every address a check dials; null
- * for the system's resolvers, which the operator configured and the policy does not govern.
- */
 const notAllowed = (ip: string) => new ResolverAddressFailure({ class: 'other', message: `Resolver address ${ip} is not allowed` });
 
 /** resolverAddress of a resolver given as an IP address (or none): no lookup, so no wait. */
@@ -91,6 +87,10 @@ function resolverAddressNow(target: DnsTarget, ctx: ProbeContext): string | null
   return target.resolver;
 }
 
+/**
+ * The address the query goes to, under the address policy like every address a check dials; null
+ * for the system's resolvers, which the operator configured and the policy does not govern.
+ */
 async function resolverAddress(target: DnsTarget, ctx: ProbeContext): Promise<string | null> {
   if (target.resolver === null || isIP(target.resolver) !== 0) return resolverAddressNow(target, ctx);
   try {
@@ -126,6 +126,9 @@ function resolverFor(address: string | null, target: DnsTarget, ctx: ProbeContex
   return resolver;
 }
 
+/** How a query the check stopped waiting for ends (the cell says why). */
+const ENDED = new Error('Check ended');
+
 function ask(address: string | null, target: DnsTarget, ctx: ProbeContext): Promise<DnsAnswer[]> {
   return queries[target.record_type](resolverFor(address, target, ctx), target.name);
 }
@@ -133,7 +136,7 @@ function ask(address: string | null, target: DnsTarget, ctx: ProbeContext): Prom
 async function query(target: DnsTarget, ctx: ProbeContext, cell: RunCell): Promise<DnsAnswer[]> {
   const address = await resolverAddress(target, ctx);
   // The check may have ended while the resolver's name was looked up: send nothing then.
-  if (cell.reason !== null) throw new Error('Check ended');
+  if (cell.reason !== null) throw ENDED;
   return ask(address, target, ctx);
 }
 
@@ -187,8 +190,6 @@ function outcome(startedAt: number, error: CheckError | null, reply: DnsReply | 
 }
 
 const watch = createSignalWatch();
-/** How a query the check stopped waiting for ends (the cell says why). */
-const ENDED = new Error('Check ended');
 
 /** Asks one DNS server (or the system's) for the records of a name: up when at least one answer comes back. */
 export async function checkDns(target: DnsTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
