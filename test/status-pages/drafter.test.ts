@@ -317,4 +317,53 @@ describe('status page incidents drafted from outages', () => {
       select count(*)::int as n from status_page_incidents where source_key is not null and num_nonnulls(source_monitor_id, source_heartbeat_id) = 0`;
     assert.equal(row!.n, 0, 'nothing drafted for the deleted monitor');
   });
+
+  it('drafts every outage of one batch on exactly the pages that show each, in its own project only', async () => {
+    const bob = await createAccount(cp.db.sql);
+    const bobApi = apiClient(cp.url, bob.token);
+    const bobs = (await bobApi('POST', '/monitors', { name: 'api-prod', url: 'https://api.example', project_id: bob.project_id })).body.data
+      .id;
+    const bobsPage = (await bobApi('POST', '/status-pages', { project_id: bob.project_id, title: 'Bob' })).body.data.id as string;
+    const at = '2026-11-25T10:00:00.000Z';
+    const [shopDown, searchDown] = [randomUUID(), randomUUID()];
+    const events: DomainEvent[] = [
+      monitorEvent('monitor.down', shop, 'shop-prod', at, shopDown),
+      monitorEvent('monitor.down', search, 'search-prod', at, searchDown),
+      heartbeatEvent('heartbeat.down', at, at),
+      {
+        ...monitorEvent('monitor.down', bobs, 'api-prod', at, randomUUID()),
+        project_id: bob.project_id,
+      },
+    ];
+    const titles = async (pageId: string, call: Call = api) =>
+      new Map(
+        ((await call('GET', `/status-pages/${pageId}/incidents?per_page=100`)).body.data as { id: string; title: string }[]).map((x) => [
+          x.id,
+          x.title,
+        ]),
+      );
+    const pages: [string, Call][] = [
+      [grouped, api],
+      [everything, api],
+      [searchOnly, api],
+      [bobsPage, bobApi],
+    ];
+    const before = await Promise.all(pages.map(([id, call]) => titles(id, call)));
+    const outcome = await cp.db.sql.begin((tx) => applyOutageEvents(tx, events));
+    assert.equal(outcome.drafted, 7, 'shop on 2 pages, search on 2, the backup on 2, bob’s monitor on his 1');
+    const drafted = await Promise.all(
+      pages.map(async ([id, call], i) =>
+        [...(await titles(id, call))]
+          .filter(([incident]) => !before[i]!.has(incident))
+          .map(([, t]) => t)
+          .sort(),
+      ),
+    );
+    assert.deepEqual(drafted, [
+      ['Nightly backup is down', 'Web shop is down'],
+      ['backup-job is down', 'search-prod is down', 'shop-prod is down'],
+      ['search-prod is down'],
+      ['api-prod is down'],
+    ]);
+  });
 });

@@ -104,6 +104,7 @@ export async function applyOutageEvents(tx: postgres.TransactionSql, events: rea
   const starts = [...new Map(outages.filter((o) => o.edge === 'start').map((o) => [o.key, o])).values()];
   if (starts.length > 0) {
     const cov = await coverage(tx, [...new Set(starts.map((o) => o.project_id))]);
+    const showing = await drafts.pagesShowingEach(tx, starts);
     for (const o of starts) {
       const inMaintenance = maintenanceUntil(cov.covering(o.project_id, o.subject), Date.parse(o.started_at!)) !== null;
       const impact = draftImpact(
@@ -112,7 +113,7 @@ export async function applyOutageEvents(tx: postgres.TransactionSql, events: rea
           : { type: 'heartbeat', status: 'down', in_maintenance: inMaintenance },
       );
       if (impact === null) continue;
-      for (const page of await drafts.pagesShowing(tx, o.project_id, o.subject)) {
+      for (const page of showing.get(`${o.subject.type}:${o.subject.id}`) ?? []) {
         if (await draftOn(tx, page, o, impact)) out.drafted++;
       }
     }

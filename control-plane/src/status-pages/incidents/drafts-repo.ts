@@ -48,23 +48,49 @@ export interface ShowingPage {
   display_name: string | null;
 }
 
-export async function pagesShowing(
-  db: Db,
-  projectId: string,
-  subject: { type: 'monitor' | 'heartbeat'; id: string },
-): Promise<ShowingPage[]> {
-  const column = subject.type === 'monitor' ? db`c.monitor_id` : db`c.heartbeat_id`;
-  return db<ShowingPage[]>`
-    select p.id, p.project_id, p.auto_publish_incidents, c.display_name
-    from status_pages p join status_page_components c on c.status_page_id = p.id
-    where p.project_id = ${projectId} and ${column} = ${subject.id}
+/** A monitor or heartbeat of a project, as `pagesShowingEach` takes it. */
+export interface ShownSubject {
+  project_id: string;
+  subject: { type: 'monitor' | 'heartbeat'; id: string };
+}
+
+/**
+ * The pages showing each of these subjects, by `type:id`, each list in page id order: one
+ * statement for a batch, so a burst of thousands of outages costs no statement per outage.
+ */
+export async function pagesShowingEach(db: Db, subjects: readonly ShownSubject[]): Promise<Map<string, ShowingPage[]>> {
+  const out = new Map<string, ShowingPage[]>();
+  if (subjects.length === 0) return out;
+  const rows = await db<(ShowingPage & { subject_type: 'monitor' | 'heartbeat'; subject_id: string })[]>`
+    with s as (
+      select * from unnest(
+        ${arrayLiteral(subjects.map((s) => s.project_id))}::uuid[],
+        ${arrayLiteral(subjects.map((s) => s.subject.type))}::text[],
+        ${arrayLiteral(subjects.map((s) => s.subject.id))}::uuid[]) as s(project_id, type, id)
+    )
+    select s.type as subject_type, s.id as subject_id, p.id, p.project_id, p.auto_publish_incidents, c.display_name
+    from s join status_page_components c on c.monitor_id = s.id
+      join status_pages p on p.id = c.status_page_id and p.project_id = s.project_id
+    where s.type = 'monitor'
     union all
-    select p.id, p.project_id, p.auto_publish_incidents, null
-    from status_pages p
-    where p.project_id = ${projectId}
-      and not exists (select 1 from status_page_components c where c.status_page_id = p.id)
+    select s.type, s.id, p.id, p.project_id, p.auto_publish_incidents, c.display_name
+    from s join status_page_components c on c.heartbeat_id = s.id
+      join status_pages p on p.id = c.status_page_id and p.project_id = s.project_id
+    where s.type = 'heartbeat'
+    union all
+    select s.type, s.id, p.id, p.project_id, p.auto_publish_incidents, null
+    from s join status_pages p on p.project_id = s.project_id
+    where not exists (select 1 from status_page_components c where c.status_page_id = p.id)
       and not exists (select 1 from status_page_groups g where g.status_page_id = p.id)
-    order by id`;
+    order by 1, 2, 3`;
+  for (const r of rows) {
+    const key = `${r.subject_type}:${r.subject_id}`;
+    const page: ShowingPage = { id: r.id, project_id: r.project_id, auto_publish_incidents: r.auto_publish_incidents, display_name: r.display_name };
+    const list = out.get(key);
+    if (list) list.push(page);
+    else out.set(key, [page]);
+  }
+  return out;
 }
 
 /** Claims the one draft of an outage on a page: false when it was drafted before (even if deleted since). */
