@@ -85,7 +85,12 @@ export async function pagesShowingEach(db: Db, subjects: readonly ShownSubject[]
     order by 1, 2, 3`;
   for (const r of rows) {
     const key = `${r.subject_type}:${r.subject_id}`;
-    const page: ShowingPage = { id: r.id, project_id: r.project_id, auto_publish_incidents: r.auto_publish_incidents, display_name: r.display_name };
+    const page: ShowingPage = {
+      id: r.id,
+      project_id: r.project_id,
+      auto_publish_incidents: r.auto_publish_incidents,
+      display_name: r.display_name,
+    };
     const list = out.get(key);
     if (list) list.push(page);
     else out.set(key, [page]);
