@@ -37,8 +37,8 @@ describe('retention of history', () => {
         insert into check_results (monitor_id, scheduled_at, region, checked_at, agent_id, ok, dns_ms, connect_ms, tls_ms, ttfb_ms, total_ms, attempts)
         values (${monitorId}, ${daysAgo(age)}, 'local', ${daysAgo(age)}, 'a', true, 1, 1, 1, 1, 4, 1)`;
       await db.sql`
-        insert into outbox_events (project_id, kind, payload, created_at, published_at, notified_at)
-        values (${ada.project_id}, 'heartbeat.down', ${db.sql.json({ age })}, ${daysAgo(age)}, ${daysAgo(age)}, ${daysAgo(age)})`;
+        insert into outbox_events (project_id, kind, payload, created_at, notified_at)
+        values (${ada.project_id}, 'heartbeat.down', ${db.sql.json({ age })}, ${daysAgo(age)}, ${daysAgo(age)})`;
       await db.sql`
         insert into deliveries (event_id, integration_id, project_id, kind, payload, status, created_at)
         values (${randomUUID()}, ${integrationId}, ${ada.project_id}, 'heartbeat.down', ${db.sql.json({ age })}, 'delivered', ${daysAgo(age)})`;
@@ -91,9 +91,11 @@ describe('retention of history', () => {
     const eventId = await idOf(db.sql`
       insert into outbox_events (project_id, kind, payload, created_at, notified_at)
       values (${ada.project_id}, 'heartbeat.up', '{}', ${daysAgo(400)}, ${daysAgo(400)}) returning id`);
+    // Still queued for the publisher (outbox_unpublished), as a crash before its publication leaves it.
+    await db.sql`insert into outbox_unpublished (id, created_at) values (${eventId}, ${daysAgo(400)})`;
     const unrouted = await idOf(db.sql`
-      insert into outbox_events (project_id, kind, payload, created_at, published_at)
-      values (${ada.project_id}, 'heartbeat.up', '{}', ${daysAgo(400)}, ${daysAgo(400)}) returning id`);
+      insert into outbox_events (project_id, kind, payload, created_at)
+      values (${ada.project_id}, 'heartbeat.up', '{}', ${daysAgo(400)}) returning id`);
     const pending: string[] = [];
     for (const status of ['pending', 'sending']) {
       pending.push(

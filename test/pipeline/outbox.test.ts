@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createOutboxPublisher, eventsInsert, type OutboxPublisher } from '../../control-plane/src/platform/outbox.ts';
+import { together } from '../../control-plane/src/platform/db/sql.ts';
+import { createOutboxPublisher, eventsInsert, recordEvent, type OutboxPublisher } from '../../control-plane/src/platform/outbox.ts';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
 import { ensureStreams } from '../../shared/src/provision.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
@@ -39,12 +40,12 @@ describe('the event outbox', () => {
   /** Records events in a transaction of their own, as a batch writer does. */
   const record = (events: Omit<DomainEvent, 'id'>[]) =>
     db.sql.begin(async (tx) => {
-      const { events: full, statement } = eventsInsert(tx, events);
-      await statement;
+      const { events: full, statements } = eventsInsert(tx, events);
+      await together(tx, statements);
       return full;
     });
   const unpublished = async (ids: string[]) =>
-    (await db.sql<{ id: string }[]>`select id from outbox_events where id = any(${ids}::uuid[]) and published_at is null`).map((r) => r.id);
+    (await db.sql<{ id: string }[]>`select id from outbox_unpublished where id = any(${ids}::uuid[])`).map((r) => r.id);
   const onStream = async (ids: string[]) => {
     const wanted = new Set(ids);
     return (await readStream(nats.nc, nats.names.streams.events)).filter((m) => wanted.has(m.msgId ?? ''));
@@ -89,9 +90,54 @@ describe('the event outbox', () => {
     const batch = await record([event(randomUUID(), 1), event(randomUUID(), 2)]);
     await outbox.publish(batch);
     await Promise.all([outbox.publish(batch), outbox.publish(batch)]);
-    await db.sql`update outbox_events set published_at = null where id = ${batch[0]!.id}`;
+    await db.sql`insert into outbox_unpublished (id) values (${batch[0]!.id})`;
     await outbox.relay();
     assert.equal((await onStream(batch.map((e) => e.id))).length, 2);
     assert.deepEqual(await unpublished(batch.map((e) => e.id)), []);
+  });
+
+  it('queues an event recorded on its own (recordEvent) with its row, in its transaction', async () => {
+    const kept = await db.sql.begin((tx) => recordEvent(tx, { ...event(randomUUID(), 3), kind: 'heartbeat.started' }));
+    await assert.rejects(
+      db.sql.begin(async (tx) => {
+        await recordEvent(tx, event(randomUUID(), 4));
+        throw new Error('rolled back');
+      }),
+      /rolled back/,
+    );
+    assert.deepEqual(await unpublished([kept.id]), [kept.id]);
+    const [queued] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from outbox_unpublished u where not exists (select 1 from outbox_events o where o.id = u.id)`;
+    assert.equal(queued!.n, 0, 'nothing queued for the rolled back event');
+    assert.equal(await outbox.relay(), 1);
+    assert.deepEqual(await unpublished([kept.id]), []);
+  });
+
+  // A marking that waited for the router's locks would wait for ever here: the timeout fails it.
+  it('never locks the event rows it publishes: a router holding them does not hold back the marks', { timeout: 10_000 }, async () => {
+    const batch = await record([event(randomUUID(), 0), event(randomUUID(), 2)]);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let claimed!: () => void;
+    const holding = new Promise<void>((r) => (claimed = r));
+    // As the notify router claims alerts: FOR UPDATE, until its transaction ends.
+    const router = db.sql.begin(async (tx) => {
+      await tx`select id from outbox_events where id = any(${batch.map((e) => e.id)}::uuid[]) for update`;
+      claimed();
+      await held;
+    });
+    await holding;
+    await outbox.publish(batch);
+    assert.deepEqual(await unpublished(batch.map((e) => e.id)), [], 'marked while the rows were held');
+    release();
+    await router;
+  });
+
+  it('drops a queued event whose row is gone, publishing nothing for it', async () => {
+    const [lost] = await record([event(randomUUID(), 0)]);
+    await db.sql`delete from outbox_events where id = ${lost!.id}`;
+    assert.equal(await outbox.relay(), 1);
+    assert.deepEqual(await unpublished([lost!.id]), []);
+    assert.equal((await onStream([lost!.id])).length, 0);
   });
 });

@@ -277,7 +277,7 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
         if (n > 0) return `${n} messages pending on ${stream} (${c.name})`;
       }
     }
-    const [outbox] = await db<{ n: number }[]>`select count(*)::int as n from outbox_events where published_at is null`;
+    const [outbox] = await db<{ n: number }[]>`select count(*)::int as n from outbox_unpublished`;
     if (outbox!.n > 0) return `${outbox!.n} events not yet published`;
     const [unrouted] = await db<{ n: number }[]>`select count(*)::int as n from outbox_events where notified_at is null`;
     if (unrouted!.n > 0) return `${unrouted!.n} alert events without their deliveries yet`;
@@ -392,8 +392,9 @@ export function createObserver(dep: Deployment, workload: Workload, ledger: Ledg
       // What Postgres recorded, to tell an event never raised from one EVENTS does not hold.
       const outbox = new Map<string, { n: number; published: number }>();
       for (const r of await db<{ subject: string; kind: string; n: number; published: number }[]>`
-        select payload->'subject'->>'id' as subject, kind, count(*)::int as n, count(published_at)::int as published
-        from outbox_events where kind = any(${db.array([...alertKinds])}) group by 1, 2`) {
+        select o.payload->'subject'->>'id' as subject, o.kind, count(*)::int as n, count(*) filter (where u.id is null)::int as published
+        from outbox_events o left join outbox_unpublished u on u.id = o.id
+        where o.kind = any(${db.array([...alertKinds])}) group by 1, 2`) {
         outbox.set(`${r.subject} ${r.kind}`, { n: r.n, published: r.published });
       }
       for (const [key, n] of owed) {

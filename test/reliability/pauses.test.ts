@@ -624,7 +624,7 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
       const sql = plane.db.sql;
       await eventually(
         async () => {
-          const [r] = await sql<{ n: number }[]>`select count(*)::int as n from outbox_events where published_at is null`;
+          const [r] = await sql<{ n: number }[]>`select count(*)::int as n from outbox_unpublished`;
           return r!.n === 0;
         },
         'every outbox event published',

@@ -53,9 +53,9 @@ describe('badges of monitors, heartbeats and status page components', () => {
   /** A heartbeat's transition as its rules record it in the outbox. */
   const transition = (id: string, kind: 'down' | 'up', at: Date) =>
     cp.db
-      .sql`insert into outbox_events (project_id, kind, payload, created_at, published_at) values (${ada.project_id}, ${`heartbeat.${kind}`},
+      .sql`insert into outbox_events (project_id, kind, payload, created_at) values (${ada.project_id}, ${`heartbeat.${kind}`},
       ${cp.db.sql.json({ subject: { type: 'heartbeat', id }, occurred_at: at.toISOString(), data: { reason: kind === 'down' ? 'missed' : 'ping' } })},
-      ${at}, ${at})`;
+      ${at})`;
 
   before(async () => {
     cp = await startTestControlPlane({ roles: ['api'] });

@@ -88,7 +88,7 @@ export async function claimAlerts(tx: Db, limit: number, skip: readonly string[]
 /**
  * Whether alert events still wait, `skip` aside, read without taking them. Right after a claim
  * that took fewer than it asked for, a yes means another transaction held some when the claim
- * skipped them: another router's, or the outbox publisher's marking them published.
+ * skipped them (another router's).
  */
 export async function alertsWaiting(db: Db, skip: readonly string[] = []): Promise<boolean> {
   const [row] = await db<{ waiting: boolean }[]>`

@@ -193,10 +193,9 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
       // Held alerts are released by the clock, looked at on each poll; a burst of wake-ups (one
       // per transaction that records alerts) need not run the four release passes each time.
       await routeNow('due').catch((err: unknown) => log.warn({ err }, 'routing failed; trying again'));
-      // A claim skips the rows another transaction holds, and those announce themselves no more:
-      // the outbox publisher marks events published right after they are recorded, so a router
-      // that looked at that instant left some for its next poll, a second later (the alerts
-      // benchmark saw 5% of 1,000 simultaneous alerts wait so). When such rows wait, look again soon.
+      // A claim skips the rows another router holds, and those announce themselves no more: a
+      // router that looked at that instant would leave some for its next poll, a second later.
+      // When such rows wait, look again soon.
       const soon = await alertsWaiting(opts.sql, [...failing.keys()]).catch(() => false);
       if (!stopped) await wakeup.wait(soon ? RELOOK_MS : opts.pollMs);
     }

@@ -19,14 +19,18 @@ export async function recordEvent(
   const full = DomainEvent.parse({ ...event, id: event.id ?? randomUUID() });
   const alert = opts.alert ?? alertKinds.has(full.kind);
   await tx`
-    insert into outbox_events (id, project_id, kind, payload, notified_at)
-    values (${full.id}, ${full.project_id}, ${full.kind}, ${tx.json(full as never)}, case when ${alert} then null else now() end)`;
+    with e as (
+      insert into outbox_events (id, project_id, kind, payload, notified_at)
+      values (${full.id}, ${full.project_id}, ${full.kind}, ${tx.json(full as never)}, case when ${alert} then null else now() end)
+      returning id)
+    insert into outbox_unpublished (id) select id from e`;
   return full;
 }
 
 /**
- * The statement that records many events (a batch of transitions), to run in the transaction of
- * their changes (with its other writes, see `together`), and the events with their ids. The batch
+ * The statements that record many events (a batch of transitions) and queue them for the
+ * publisher, to run in the transaction of their changes (with its other writes, see `together`),
+ * and the events with their ids. The batch
  * writers build their events from typed state (heartbeats/events.ts); they are not parsed again
  * here, which a burst of thousands of misses would pay for per event. Consumers of EVENTS parse
  * what they read (notify/events.ts).
@@ -34,7 +38,7 @@ export async function recordEvent(
 export function eventsInsert(
   tx: Db,
   events: readonly (Omit<DomainEvent, 'id'> & { id?: string })[],
-): { events: DomainEvent[]; statement: Statement } {
+): { events: DomainEvent[]; statements: Statement[] } {
   const full: DomainEvent[] = events.map((e) => ({ ...e, id: e.id ?? randomUUID() }));
   const texts = full.map((e) => {
     const text = JSON.stringify(e);
@@ -46,7 +50,8 @@ export function eventsInsert(
     insert into outbox_events (id, project_id, kind, payload, notified_at)
     select (e->>'id')::uuid, (e->>'project_id')::uuid, e->>'kind', e, case when e->>'kind' = any(${alertKindList}::text[]) then null else now() end
     from jsonb_array_elements(${`[${texts.join(',')}]`}::text::jsonb) as e`;
-  return { events: full, statement };
+  const queued = tx`insert into outbox_unpublished (id) select unnest(${arrayLiteral(full.map((e) => e.id))}::uuid[])`;
+  return { events: full, statements: [statement, queued] };
 }
 
 // An alert event waits for its deliveries (notified_at null, see notify/events.ts); the others do not.
@@ -64,8 +69,9 @@ export interface OutboxPublisher {
 }
 
 /**
- * Publishes outbox rows on EVENTS with `Nats-Msg-Id` = event id, then marks them published. A
- * crash between the two republishes the event later; the stream's duplicate window drops it.
+ * Publishes outbox rows on EVENTS with `Nats-Msg-Id` = event id, then takes them off the queue of
+ * unpublished events (outbox_unpublished, ADR 0043). A crash between the two republishes the event
+ * later; the stream's duplicate window drops it.
  */
 export function createOutboxPublisher(opts: {
   sql: Sql;
@@ -92,7 +98,7 @@ export function createOutboxPublisher(opts: {
         chain = chain.then(async () => {
           next = null;
           try {
-            await opts.sql`update outbox_events set published_at = now() where id = any(${arrayLiteral(batch.ids)}::uuid[])`;
+            await opts.sql`delete from outbox_unpublished where id = any(${arrayLiteral(batch.ids)}::uuid[])`;
             for (const c of batch.callers) c.resolve();
           } catch (err) {
             for (const c of batch.callers) c.reject(err);
@@ -125,9 +131,13 @@ export function createOutboxPublisher(opts: {
     if (done.length > 0) await markPublished(done);
   };
   const relay = async () => {
-    const rows = await opts.sql<{ payload: DomainEvent }[]>`
-      select payload from outbox_events where published_at is null order by created_at limit 500`;
-    await publish(rows.map((r) => r.payload));
+    const rows = await opts.sql<{ id: string; payload: DomainEvent | null }[]>`
+      select u.id, o.payload from outbox_unpublished u left join outbox_events o on o.id = u.id
+      order by u.created_at limit 500`;
+    // A queued event whose row is gone (deleted by hand) has nothing left to publish.
+    const gone = rows.flatMap((r) => (r.payload === null ? [r.id] : []));
+    if (gone.length > 0) await markPublished(gone);
+    await publish(rows.flatMap((r) => (r.payload === null ? [] : [r.payload])));
     return rows.length;
   };
   let running = false;
@@ -156,6 +166,9 @@ export function createOutboxPublisher(opts: {
 export async function prunePublishedEvents(sql: Sql, cutoff: string, limit: number): Promise<number> {
   const { count } = await sql`
     delete from outbox_events where ctid = any(array(
-      select ctid from outbox_events where created_at < ${cutoff} and published_at is not null and notified_at is not null limit ${limit}))`;
+      select o.ctid from outbox_events o
+      where o.created_at < ${cutoff} and o.notified_at is not null
+        and not exists (select 1 from outbox_unpublished u where u.id = o.id)
+      limit ${limit}))`;
   return count;
 }

@@ -196,7 +196,7 @@ export function runSteps(sql: Sql, given: readonly StepInput[]): Promise<StepOut
         raised.map((r) => r.event),
       );
       raised.forEach((r, i) => r.outcome.events.push(recorded.events[i]!));
-      statements.push(recorded.statement);
+      statements.push(...recorded.statements);
     }
     const pinged = [...new Set(planned.flatMap((p) => (p.row && p.input.pings.length > 0 ? [p.input.id] : [])))];
     if (pinged.length > 0) statements.push(pingsTrim(tx, pinged));
