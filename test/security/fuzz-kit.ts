@@ -4,8 +4,12 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { App } from '../../control-plane/src/runtime/app.ts';
 import type { Answers } from './routes.ts';
 
-/** Generated inputs per route and kind (bodies, queries, header sets). */
-export const RUNS = 1_000;
+/**
+ * Generated inputs per route and kind (bodies, queries, header sets), after the fixed examples.
+ * Each run draws a new seed (printed with a failure, to replay it), so runs add to what was tried;
+ * `FUZZ_RUNS` asks for more in one run.
+ */
+export const RUNS = Number(process.env.FUZZ_RUNS ?? 500);
 
 export const junkValue = fc.oneof(
   fc.string(),
