@@ -52,8 +52,7 @@ describe('badges of monitors, heartbeats and status page components', () => {
   };
   /** A heartbeat's transition as its rules record it in the outbox. */
   const transition = (id: string, kind: 'down' | 'up', at: Date) =>
-    cp.db
-      .sql`insert into outbox_events (project_id, kind, payload, created_at) values (${ada.project_id}, ${`heartbeat.${kind}`},
+    cp.db.sql`insert into outbox_events (project_id, kind, payload, created_at) values (${ada.project_id}, ${`heartbeat.${kind}`},
       ${cp.db.sql.json({ subject: { type: 'heartbeat', id }, occurred_at: at.toISOString(), data: { reason: kind === 'down' ? 'missed' : 'ping' } })},
       ${at})`;
 
