@@ -85,20 +85,6 @@ export async function claimAlerts(tx: Db, limit: number, skip: readonly string[]
     for update skip locked`;
 }
 
-/**
- * Whether alert events still wait, `skip` aside, read without taking them. Right after a claim
- * that took fewer than it asked for, a yes means another transaction held some when the claim
- * skipped them (another router's).
- */
-export async function alertsWaiting(db: Db, skip: readonly string[] = []): Promise<boolean> {
-  const [row] = await db<{ waiting: boolean }[]>`
-    select exists (
-      select 1 from outbox_events
-      where notified_at is null ${skip.length > 0 ? db`and id <> all(${arrayLiteral(skip)}::uuid[])` : db``}
-    ) as waiting`;
-  return row!.waiting;
-}
-
 export interface Claimed {
   id: string;
   attempts: number;

@@ -4,7 +4,7 @@ import type { Sql } from '../platform/db/sql.ts';
 import { listenForWork } from '../platform/db/wakeup.ts';
 import { releaseDependents, releaseGroups, releaseHeld, releaseSettled, routeAlerts } from './hold.ts';
 import { stepAlerts } from '../alerts/steps.ts';
-import { alertsWaiting, claimAlerts, markNotified } from './repo.ts';
+import { claimAlerts, markNotified } from './repo.ts';
 
 /** Held alerts released in one transaction at most. */
 const MAX_BATCH = 100;
@@ -24,9 +24,6 @@ const RETRY_AFTER_MS = 5_000;
 
 /** How long an up waits while its down is still being decided elsewhere. */
 const DEFER_MS = 500;
-
-/** How soon events that another transaction held when they were claimed are looked at again. */
-const RELOOK_MS = 50;
 
 /** The release passes run at most this often (or every poll, if shorter) from the router's own loop; route() always runs them. */
 const RELEASE_EVERY_MS = 250;
@@ -193,11 +190,10 @@ export function startRouter(opts: { sql: Sql; log: Logger; pollMs: number; now?:
       // Held alerts are released by the clock, looked at on each poll; a burst of wake-ups (one
       // per transaction that records alerts) need not run the four release passes each time.
       await routeNow('due').catch((err: unknown) => log.warn({ err }, 'routing failed; trying again'));
-      // A claim skips the rows another router holds, and those announce themselves no more: a
-      // router that looked at that instant would leave some for its next poll, a second later.
-      // When such rows wait, look again soon.
-      const soon = await alertsWaiting(opts.sql, [...failing.keys()]).catch(() => false);
-      if (!stopped) await wakeup.wait(soon ? RELOOK_MS : opts.pollMs);
+      // A claim skips the rows another router holds: that router routes them. Nothing else locks
+      // alert events (the outbox publisher dequeues them from a table of its own, ADR 0043), so
+      // what a drain left is another router's work, or work announced by a wake-up since.
+      if (!stopped) await wakeup.wait(opts.pollMs);
     }
   })();
 
