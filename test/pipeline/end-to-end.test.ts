@@ -98,6 +98,8 @@ describe('monitor pipeline end to end', () => {
     assert.match(cpMetrics, /uptime_http_requests_total\{server="api",route="\/monitors\/:id",method="GET",status="200"\} [1-9]/);
     assert.match(cpMetrics, /uptime_ingest_results_stored_total [1-9]/);
     assert.match(cpMetrics, /uptime_ingest_lag \d+/);
+    assert.match(cpMetrics, /uptime_outbox_unpublished \d+/);
+    assert.match(cpMetrics, /uptime_outbox_oldest_unpublished_seconds [\d.e+-]+/);
     assert.match(cpMetrics, /uptime_process_cpu_seconds_total/);
   });
 

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { together } from '../../control-plane/src/platform/db/sql.ts';
-import { createOutboxPublisher, eventsInsert, recordEvent, type OutboxPublisher } from '../../control-plane/src/platform/outbox.ts';
+import {
+  createOutboxPublisher,
+  eventsInsert,
+  recordEvent,
+  unpublishedBacklog,
+  type OutboxPublisher,
+} from '../../control-plane/src/platform/outbox.ts';
 import type { DomainEvent } from '../../shared/src/contracts/events.ts';
 import { ensureStreams } from '../../shared/src/provision.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
@@ -139,5 +145,17 @@ describe('the event outbox', () => {
     assert.equal(await outbox.relay(), 1);
     assert.deepEqual(await unpublished([lost!.id]), []);
     assert.equal((await onStream([lost!.id])).length, 0);
+  });
+
+  it('tells how many events wait to be published and how long the oldest has waited', async () => {
+    assert.deepEqual(await unpublishedBacklog(db.sql), { count: 0, oldestSeconds: 0 });
+    const waiting = await record([event(randomUUID(), 0), event(randomUUID(), 1)]);
+    // One of them recorded 90 s ago, as when EVENTS has not taken anything for that long.
+    await db.sql`update outbox_unpublished set created_at = now() - interval '90 seconds' where id = ${waiting[0]!.id}`;
+    const backlog = await unpublishedBacklog(db.sql);
+    assert.equal(backlog.count, 2);
+    assert.ok(backlog.oldestSeconds >= 90 && backlog.oldestSeconds < 120, String(backlog.oldestSeconds));
+    assert.equal(await outbox.relay(), 2);
+    assert.deepEqual(await unpublishedBacklog(db.sql), { count: 0, oldestSeconds: 0 });
   });
 });

@@ -160,6 +160,17 @@ export function createOutboxPublisher(opts: {
 }
 
 /**
+ * The events recorded and not yet known to be on EVENTS, in all processes, and how long the
+ * oldest has waited (0 when none): a few in flight are normal, an old one means EVENTS does not
+ * take them (`uptime_outbox_unpublished`, `uptime_outbox_oldest_unpublished_seconds`).
+ */
+export async function unpublishedBacklog(sql: Sql): Promise<{ count: number; oldestSeconds: number }> {
+  const [row] = await sql<{ count: number; oldest: number }[]>`
+    select count(*)::int as count, coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest from outbox_unpublished`;
+  return { count: row!.count, oldestSeconds: Math.max(0, row!.oldest) };
+}
+
+/**
  * Deletes up to `limit` events recorded before `cutoff` that are published and routed (retention):
  * never one the outbox still has to publish, nor an alert still waiting for its deliveries.
  */

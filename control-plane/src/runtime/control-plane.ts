@@ -12,7 +12,7 @@ import { moveStoredUrlCredentials } from '../monitors/stored-credentials.ts';
 import { dateNow, systemClock, type Clock } from '../platform/clock.ts';
 import { startDeadline } from '../heartbeats/deadline/role.ts';
 import { startRegionHealth } from '../monitors/regions/role.ts';
-import { createOutboxPublisher } from '../platform/outbox.ts';
+import { createOutboxPublisher, unpublishedBacklog } from '../platform/outbox.ts';
 import { ingestLag, startIngest } from '../monitors/ingest/consumer.ts';
 import { createMetrics, metricsOnOwnPort, type Metrics } from '../../../shared/src/metrics.ts';
 import { startRetention } from './retention.ts';
@@ -118,6 +118,17 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
       );
       metrics.gauge('uptime_ingest_lag', 'Results in RESULTS not yet acknowledged by ingest (all processes).', () =>
         ingestLag(opts.nc, names),
+      );
+      // Read by the ingest processes, as the lag is: a figure of the deployment, not of a process.
+      metrics.gauge(
+        'uptime_outbox_unpublished',
+        'Events recorded in Postgres and not yet stored on EVENTS (all processes).',
+        async () => (await unpublishedBacklog(opts.sql)).count,
+      );
+      metrics.gauge(
+        'uptime_outbox_oldest_unpublished_seconds',
+        'How long the oldest event not yet stored on EVENTS has waited; 0 when none waits.',
+        async () => (await unpublishedBacklog(opts.sql)).oldestSeconds,
       );
       stops.push(ingest.stop);
       // History past its retention: results, published events, finished deliveries, trigger calls.
