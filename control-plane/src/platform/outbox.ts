@@ -30,10 +30,9 @@ export async function recordEvent(
 /**
  * The statements that record many events (a batch of transitions) and queue them for the
  * publisher, to run in the transaction of their changes (with its other writes, see `together`),
- * and the events with their ids. The batch
- * writers build their events from typed state (heartbeats/events.ts); they are not parsed again
- * here, which a burst of thousands of misses would pay for per event. Consumers of EVENTS parse
- * what they read (notify/events.ts).
+ * and the events with their ids. The batch writers build their events from typed state
+ * (heartbeats/events.ts); they are not parsed again here, which a burst of thousands of misses
+ * would pay for per event. Consumers of EVENTS parse what they read (notify/events.ts).
  */
 export function eventsInsert(
   tx: Db,

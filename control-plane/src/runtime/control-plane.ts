@@ -120,15 +120,18 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Runn
         ingestLag(opts.nc, names),
       );
       // Read by the ingest processes, as the lag is: a figure of the deployment, not of a process.
+      // The two gauges of one scrape share one read.
+      let backlogRead: ReturnType<typeof unpublishedBacklog> | undefined;
+      const backlog = () => (backlogRead ??= unpublishedBacklog(opts.sql).finally(() => (backlogRead = undefined)));
       metrics.gauge(
         'uptime_outbox_unpublished',
         'Events recorded in Postgres and not yet stored on EVENTS (all processes).',
-        async () => (await unpublishedBacklog(opts.sql)).count,
+        async () => (await backlog()).count,
       );
       metrics.gauge(
         'uptime_outbox_oldest_unpublished_seconds',
         'How long the oldest event not yet stored on EVENTS has waited; 0 when none waits.',
-        async () => (await unpublishedBacklog(opts.sql)).oldestSeconds,
+        async () => (await backlog()).oldestSeconds,
       );
       stops.push(ingest.stop);
       // History past its retention: results, published events, finished deliveries, trigger calls.
