@@ -228,6 +228,41 @@ describe('checkTcp', () => {
     await latestClosed('silent');
   });
 
+  it('is cancelled while it waits for expect, after send went out', async () => {
+    const server = net.createServer();
+    const got = new Promise<string>((resolve) =>
+      server.on('connection', (socket: Socket) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8')))),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const controller = new AbortController();
+    const running = checkTcp({ ...target('silent'), port, send: 'PING\r\n', expect: 'PONG' }, context(), controller.signal);
+    // The bytes arrive only once the check is connected and waiting for its reply.
+    assert.equal(await got, 'PING\r\n');
+    controller.abort();
+    const out = await running;
+    assert.deepEqual(out.error, { class: 'other', message: 'Check cancelled' });
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('passes once send was written when there is no expect, and the server gets the bytes', async () => {
+    const server = net.createServer();
+    const got = new Promise<string>((resolve) =>
+      server.on('connection', (socket: Socket) => {
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        socket.on('close', () => resolve(text));
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const out = await checkTcp({ ...target('silent'), port, send: 'HELLO\n' }, context());
+    assert.equal(out.ok, true);
+    assert.equal(out.error, null);
+    assert.equal(await got, 'HELLO\n');
+    await new Promise((resolve) => server.close(resolve));
+  });
+
   it('verifies TLS and reports the certificate', async () => {
     const out = await checkTcp(target('tls', { host: 'localhost', tls: true, send: 'PING\n', expect: 'you said PING' }), context());
     assert.equal(out.ok, true, JSON.stringify(out.error));

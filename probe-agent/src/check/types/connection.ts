@@ -10,7 +10,7 @@ import type { CheckTimings } from '../timings.ts';
 import type { ProbeContext } from './probe.ts';
 
 /** Where a check that opens its own socket (TCP, WebSocket) connects to. */
-export type Endpoint = { host: string; port: number; tls: boolean };
+export type Endpoint = { readonly host: string; readonly port: number; readonly tls: boolean };
 
 /** A failure the connection decided itself (a certificate it does not accept), already worded for users. */
 export class ConnectionFailure extends Error {
@@ -34,6 +34,37 @@ function lookupOf(ctx: ProbeContext): ReturnType<typeof guardedLookup> {
   return lookup;
 }
 
+/** Told once when a connection is ready (`null`) or failed (why). */
+export interface ConnectionListener {
+  connected(err: unknown): void;
+}
+
+const kConnection = Symbol('connection');
+type OwnedSocket = Socket & { [kConnection]?: Connection };
+
+// The socket's listeners are shared by every connection and find theirs on the socket: a check
+// allocates no listener closures (a TCP check is little more than its connect and close).
+function onSocketError(this: OwnedSocket, err: Error): void {
+  this[kConnection]?.settle(err);
+}
+function onSocketClose(this: OwnedSocket): void {
+  // Only while connecting: the close every check ends with must not build an error nobody reads.
+  const connection = this[kConnection];
+  if (connection?.connecting) connection.settle(new Error('Connection closed by the server'));
+}
+function onSocketReady(this: OwnedSocket): void {
+  const connection = this[kConnection];
+  if (connection?.connecting) connection.ready();
+}
+function onSocketConnect(this: OwnedSocket): void {
+  const connection = this[kConnection];
+  if (connection !== undefined) connection.connectAt = performance.now();
+}
+function onSocketLookup(this: OwnedSocket): void {
+  const connection = this[kConnection];
+  if (connection !== undefined) connection.lookupAt = performance.now();
+}
+
 /**
  * One connection a check opens itself, and what its setup measured and saw.
  *
@@ -45,30 +76,39 @@ function lookupOf(ctx: ProbeContext): ReturnType<typeof guardedLookup> {
 export class Connection {
   socket: Socket | null = null;
   certificate: CertificateInfo | null = null;
+  /** @internal set by the socket's listeners */
+  lookupAt: number | null = null;
+  /** @internal set by the socket's listeners */
+  connectAt: number | null = null;
   private startedAt = NaN;
-  private lookupAt: number | null = null;
-  private connectAt: number | null = null;
   private secureAt: number | null = null;
+  private tls = false;
+  private host = '';
+  private cell: RunCell | null = null;
+  private listener: ConnectionListener | null = null;
 
   /**
-   * Connects (and verifies the certificate); resolves with the socket ready for the check's bytes.
-   * With the check's abort cell, rejects with the cell's reason once the check times out or is
-   * cancelled first.
+   * Connects (and verifies the certificate), then tells `listener` once: `null` with `socket`
+   * ready for the check's bytes, or why not. With the check's abort cell, fails with the cell's
+   * reason once the check times out or is cancelled first.
    */
-  open(endpoint: Endpoint, ctx: ProbeContext, cell?: RunCell): Promise<Socket> {
+  start(endpoint: Endpoint, ctx: ProbeContext, cell: RunCell | null, listener: ConnectionListener): void {
     this.startedAt = performance.now();
     const { host, port } = endpoint;
     const literal = isIP(host) !== 0;
+    this.listener = listener;
     // A name goes through guardedLookup, which applies the policy to every address it answers;
     // a literal address is never looked up, so it is checked here.
-    if (literal && refuses(ctx.policy, host)) return Promise.reject(new BlockedAddressError(host));
+    if (literal && refuses(ctx.policy, host)) return this.settle(new BlockedAddressError(host));
     const options = {
       host,
       port,
       ...(literal ? {} : { lookup: lookupOf(ctx) }),
       ...(ctx.localAddress !== undefined ? { localAddress: ctx.localAddress } : {}),
     };
-    const socket = endpoint.tls
+    this.tls = endpoint.tls;
+    this.host = host;
+    const socket: OwnedSocket = endpoint.tls
       ? tlsConnect({
           ...options,
           ...(literal ? {} : { servername: host }),
@@ -77,43 +117,54 @@ export class Connection {
         })
       : netConnect(options);
     this.socket = socket;
-    if (!literal) socket.once('lookup', () => (this.lookupAt = performance.now()));
-    return new Promise((resolve, reject) => {
-      // Once the socket is ready or failed these listeners go (the close every check ends with
-      // must not build an error nobody reads), except the error one: a later error of the socket
-      // (a write to a server gone) is the check's to notice, never an uncaught one.
-      let settled = false;
-      const settle = (err: unknown) => {
-        if (settled) return;
-        settled = true;
-        if (cell) cell.onAbort = null;
-        socket.off('close', onClose);
-        socket.off(endpoint.tls ? 'secureConnect' : 'connect', onReady);
-        if (err === null) resolve(socket);
-        else reject(err);
-      };
-      const onError = (err: Error) => settle(err);
-      const onClose = () => settle(new Error('Connection closed by the server'));
-      const onReady = () => {
-        if (!endpoint.tls) {
-          this.connectAt = performance.now();
-          return settle(null);
-        }
-        this.secureAt = performance.now();
-        const failure = this.verify(socket as TLSSocket, host);
-        if (failure === null) return settle(null);
-        settle(new ConnectionFailure(failure));
-        socket.destroy();
-      };
-      socket.on('error', onError);
-      socket.on('close', onClose);
-      socket.on(endpoint.tls ? 'secureConnect' : 'connect', onReady);
-      if (endpoint.tls) socket.once('connect', () => (this.connectAt = performance.now()));
-      if (cell) {
-        cell.onAbort = () => settle(cell.reason);
-        if (cell.reason !== null) cell.onAbort();
-      }
-    });
+    socket[kConnection] = this;
+    if (!literal) socket.once('lookup', onSocketLookup);
+    // The listeners stay on once the socket is ready or failed, with nothing left to tell: a later
+    // error of the socket (a write to a server gone) is the check's to notice, never an uncaught one.
+    socket.on('error', onSocketError);
+    socket.on('close', onSocketClose);
+    socket.on(endpoint.tls ? 'secureConnect' : 'connect', onSocketReady);
+    if (endpoint.tls) socket.once('connect', onSocketConnect);
+    if (cell !== null) {
+      this.cell = cell;
+      cell.onAbort = () => this.settle(cell.reason);
+      if (cell.reason !== null) cell.onAbort();
+    }
+  }
+
+  /** `start` as a promise of the ready socket. */
+  open(endpoint: Endpoint, ctx: ProbeContext, cell?: RunCell): Promise<Socket> {
+    return new Promise((resolve, reject) =>
+      this.start(endpoint, ctx, cell ?? null, { connected: (err) => (err === null ? resolve(this.socket!) : reject(err)) }),
+    );
+  }
+
+  /** @internal the socket connected (and, over TLS, completed its handshake). */
+  ready(): void {
+    if (!this.tls) {
+      this.connectAt = performance.now();
+      return this.settle(null);
+    }
+    this.secureAt = performance.now();
+    const socket = this.socket as TLSSocket;
+    const failure = this.verify(socket, this.host);
+    if (failure === null) return this.settle(null);
+    this.settle(new ConnectionFailure(failure));
+    socket.destroy();
+  }
+
+  /** Whether the listener is still to be told. */
+  get connecting(): boolean {
+    return this.listener !== null;
+  }
+
+  /** @internal tells the listener, once. */
+  settle(err: unknown): void {
+    const listener = this.listener;
+    if (listener === null) return;
+    this.listener = null;
+    if (this.cell !== null) this.cell.onAbort = null;
+    listener.connected(err);
   }
 
   /** Reads the certificate and judges the handshake Node completed without rejecting anything. */
@@ -146,6 +197,7 @@ export class Connection {
     const socket = this.socket;
     if (socket === null) return;
     this.socket = null;
+    this.listener = null;
     socket.destroy();
     socket.removeAllListeners();
     socket.on('error', ignore);

@@ -1,9 +1,9 @@
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
-import { armRun, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
+import { abortCell, CANCELLED, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
 import type { CheckError } from '../classify.ts';
-import { Connection, connectionFailure, expectedNotReceived } from './connection.ts';
+import { Connection, connectionFailure, expectedNotReceived, type ConnectionListener } from './connection.ts';
 import type { ProbeContext, ProbeOutcome } from './probe.ts';
 
 /**
@@ -15,64 +15,134 @@ import type { ProbeContext, ProbeOutcome } from './probe.ts';
 export type TcpTarget = { host: string; port: number; tls: boolean; send: string | null; expect: string | null; timeout_ms: number };
 
 const watch = createSignalWatch();
+const kCheck = Symbol('tcp check');
+type CheckedSocket = Socket & { [kCheck]?: TcpCheck };
 
-/** What the server sent, as text, up to the size limit. */
-class Received {
-  text = '';
-  firstByteAt: number | null = null;
+// Shared by every check, which they find on the socket (see Connection): a check allocates one
+// promise and no listener closures.
+function onData(this: CheckedSocket, chunk: Buffer): void {
+  this[kCheck]?.received(chunk);
+}
+function onGone(this: CheckedSocket): void {
+  this[kCheck]?.gone();
+}
+function onError(this: CheckedSocket, err: Error): void {
+  this[kCheck]?.failed(err);
+}
+
+/** One check from connect to verdict: a RunCell (its abort state) and the connection's listener. */
+class TcpCheck implements RunCell, ConnectionListener {
+  reason: symbol | null = null;
+  onAbort: (() => void) | null = null;
+  private readonly startedAt = performance.now();
+  private readonly connection = new Connection();
+  private readonly timer: NodeJS.Timeout;
+  private readonly unwatch: (() => void) | null;
+  private readyAt = NaN;
+  private firstByteAt: number | null = null;
+  private text = '';
   private bytes = 0;
-  private readonly decoder = new StringDecoder('utf8');
+  private decoder: StringDecoder | null = null;
+  /** Where `expect` is looked for next: only the tail that could start a match is searched again. */
+  private searchFrom = 0;
+  /** Waiting for `expect` (the connection is ready and `send` written). */
+  private awaiting = false;
+  private done = false;
 
-  constructor(private readonly limit: number) {}
-
-  get full(): boolean {
-    return this.bytes >= this.limit;
+  constructor(
+    private readonly target: TcpTarget,
+    private readonly ctx: ProbeContext,
+    signal: AbortSignal | undefined,
+    private readonly resolve: (outcome: ProbeOutcome) => void,
+  ) {
+    this.timer = setTimeout(abortCell, target.timeout_ms, this, TIMED_OUT);
+    this.unwatch = signal === undefined ? null : watch(signal, this);
+    if (signal?.aborted) abortCell(this, CANCELLED);
+    this.connection.start(target, ctx, this, this);
   }
 
-  add(chunk: Buffer): void {
+  connected(err: unknown): void {
+    if (err !== null) return this.failed(err);
+    const socket: CheckedSocket = this.connection.socket!;
+    this.readyAt = performance.now();
+    socket[kCheck] = this;
+    socket.on('data', onData);
+    const { send, expect } = this.target;
+    if (expect === null) {
+      // Passing means the bytes went out: wait for the write to complete.
+      if (send === null) return this.finish(null);
+      this.onAbort = () => this.failed(this.reason);
+      socket.write(send, 'utf8', (writeErr) => (writeErr ? this.failed(writeErr) : this.finish(null)));
+      return;
+    }
+    // The reply is what is awaited; a failed write reaches the check as the socket's error.
+    if (send !== null) socket.write(send, 'utf8');
+    this.awaiting = true;
+    socket.once('end', onGone);
+    socket.once('close', onGone);
+    socket.on('error', onError);
+    // Running out of time here is not a timeout failure: the server answered, just not what the
+    // monitor waits for. A cancelled check fails as cancelled.
+    this.onAbort = () => (this.reason === TIMED_OUT ? this.finish(expectedNotReceived(expect)) : this.failed(this.reason));
+    this.look();
+  }
+
+  /** What the server sent, as text, up to the size limit. */
+  received(chunk: Buffer): void {
     this.firstByteAt ??= performance.now();
-    const part = chunk.subarray(0, Math.max(0, this.limit - this.bytes));
+    const room = this.ctx.maxBodyBytes - this.bytes;
+    const part = chunk.length <= room ? chunk : chunk.subarray(0, Math.max(0, room));
     this.bytes += part.length;
+    this.decoder ??= new StringDecoder('utf8');
     this.text += this.decoder.write(part);
+    if (this.awaiting) this.look();
   }
-}
 
-/** `work`, or a rejection with the cell's reason once the check times out or is cancelled. */
-function untilAborted<T>(cell: RunCell, work: Promise<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    work.then(resolve, reject);
-    cell.onAbort = () => reject(cell.reason);
-    if (cell.reason !== null) cell.onAbort();
-  });
-}
+  /**
+   * Passes once the received text contains `expect`; fails with "Expected ... not received" once
+   * it no longer can: ctx.maxBodyBytes were read (here), the server closed (gone) or the time ran
+   * out (onAbort).
+   */
+  private look(): void {
+    const expect = this.target.expect!;
+    if (this.text.indexOf(expect, this.searchFrom) !== -1) return this.finish(null);
+    this.searchFrom = Math.max(0, this.text.length - expect.length + 1);
+    if (this.bytes >= this.ctx.maxBodyBytes) this.finish(expectedNotReceived(expect));
+  }
 
-function write(socket: Socket, text: string): Promise<void> {
-  return new Promise((resolve, reject) => socket.write(text, 'utf8', (err) => (err ? reject(err) : resolve())));
-}
+  gone(): void {
+    if (this.awaiting) this.finish(expectedNotReceived(this.target.expect!));
+  }
 
-/**
- * Whether the reply came to contain `expect` before it could no longer: the server closed, the
- * size limit was read, or the check's time ran out. Running out of time here is not a timeout
- * failure: the server answered, just not what the monitor waits for. A cancelled check or a
- * broken connection rejects.
- */
-function awaitExpected(socket: Socket, received: Received, expect: string, cell: RunCell): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    let searchFrom = 0;
-    const look = () => {
-      if (received.text.indexOf(expect, searchFrom) !== -1) return resolve(true);
-      // Only the tail that could start a match needs searching again.
-      searchFrom = Math.max(0, received.text.length - expect.length + 1);
-      if (received.full) resolve(false);
-    };
-    socket.on('data', look);
-    socket.once('end', () => resolve(false));
-    socket.once('close', () => resolve(false));
-    socket.once('error', reject);
-    cell.onAbort = () => (cell.reason === TIMED_OUT ? resolve(false) : reject(cell.reason));
-    if (cell.reason !== null) cell.onAbort();
-    look();
-  });
+  /** Failed with `err`: the check's own limits first (timed out, cancelled), then the cause. */
+  failed(err: unknown): void {
+    this.finish(connectionFailure(err, this.reason, this.target.timeout_ms));
+  }
+
+  finish(error: CheckError | null): void {
+    if (this.done) return;
+    this.done = true;
+    this.awaiting = false;
+    this.onAbort = null;
+    clearTimeout(this.timer);
+    this.unwatch?.();
+    const { connection } = this;
+    const timings = connection.timings(this.firstByteAt === null ? 0 : this.firstByteAt - this.readyAt, this.startedAt);
+    const certificate = connection.certificate;
+    connection.close();
+    this.resolve({
+      ok: error === null,
+      status_code: null,
+      timings,
+      error,
+      observed: {
+        response_time: timings.total,
+        ...(this.text !== '' ? { body: this.text } : {}),
+        ...(certificate !== null ? { certificate_days: certificate.days_left } : {}),
+      },
+      ...(certificate !== null ? { details: { certificate } } : {}),
+    });
+  }
 }
 
 /**
@@ -81,48 +151,6 @@ function awaitExpected(socket: Socket, received: Received, expect: string, cell:
  * received text contains it, and fails with "Expected ... not received" (what came in body) when
  * the server closes, ctx.maxBodyBytes are read or the time runs out first.
  */
-export async function checkTcp(target: TcpTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
-  const startedAt = performance.now();
-  const { cell, release } = armRun(watch, target.timeout_ms, signal);
-  const connection = new Connection();
-  const received = new Received(ctx.maxBodyBytes);
-  let readyAt = NaN;
-
-  const outcome = (error: CheckError | null): ProbeOutcome => {
-    const timings = connection.timings(received.firstByteAt === null ? 0 : received.firstByteAt - readyAt, startedAt);
-    const certificate = connection.certificate;
-    return {
-      ok: error === null,
-      status_code: null,
-      timings,
-      error,
-      observed: {
-        response_time: timings.total,
-        ...(received.text !== '' ? { body: received.text } : {}),
-        ...(certificate !== null ? { certificate_days: certificate.days_left } : {}),
-      },
-      ...(certificate !== null ? { details: { certificate } } : {}),
-    };
-  };
-
-  try {
-    const endpoint = { host: target.host, port: target.port, tls: target.tls };
-    const socket = await connection.open(endpoint, ctx, cell);
-    readyAt = performance.now();
-    socket.on('data', (chunk: Buffer) => received.add(chunk));
-    if (target.expect === null) {
-      // Passing means the bytes went out: wait for the write to complete.
-      if (target.send !== null) await untilAborted(cell, write(socket, target.send));
-      return outcome(null);
-    }
-    // The reply is what is awaited; a failed write reaches awaitExpected as the socket's error.
-    if (target.send !== null) socket.write(target.send, 'utf8');
-    const found = await awaitExpected(socket, received, target.expect, cell);
-    return outcome(found ? null : expectedNotReceived(target.expect));
-  } catch (err) {
-    return outcome(connectionFailure(err, cell.reason, target.timeout_ms));
-  } finally {
-    release();
-    connection.close();
-  }
+export function checkTcp(target: TcpTarget, ctx: ProbeContext, signal?: AbortSignal): Promise<ProbeOutcome> {
+  return new Promise((resolve) => new TcpCheck(target, ctx, signal, resolve));
 }

@@ -21,7 +21,20 @@ const watch = createSignalWatch();
 /** What the check saw of the server: the upgrade answer and the last message. */
 type Seen = { status: number | null; readyAt: number; respondedAt: number; opened: boolean; lastMessage: string | undefined };
 
+const endpoints = new Map<string, Endpoint>();
+
+/** Where a ws:// or wss:// URL connects to, worked out once per URL (at most 1,000 kept). */
 function endpointOf(raw: string): Endpoint {
+  let endpoint = endpoints.get(raw);
+  if (endpoint === undefined) {
+    endpoint = parseEndpoint(raw);
+    if (endpoints.size >= 1_000) endpoints.clear();
+    endpoints.set(raw, endpoint);
+  }
+  return endpoint;
+}
+
+function parseEndpoint(raw: string): Endpoint {
   let url: URL;
   try {
     url = new URL(raw);
