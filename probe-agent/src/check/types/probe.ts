@@ -43,20 +43,14 @@ export const noTimings: CheckTimings = { dns: 0, connect: 0, tls: 0, ttfb: 0, to
 /** One attempt of a monitor's check: the type's own verdict, then the assertions over what it observed. */
 export type ProbeResult = ProbeOutcome & { assertions?: AssertionOutcome[]; degraded: boolean };
 
-/** The HTTP checker's outcome as every type reports it. */
+/** The HTTP checker's outcome as every type reports it (built field by field: this runs for every HTTP check). */
 export function httpProbeOutcome(o: CheckOutcome): ProbeOutcome {
-  return {
-    ok: o.ok,
-    status_code: o.status_code,
-    timings: o.timings,
-    error: o.error,
-    observed: {
-      response_time: o.timings.total,
-      ...(o.status_code !== null ? { status_code: o.status_code } : {}),
-      ...(o.body !== undefined ? { body: o.body } : {}),
-      ...(o.headers !== undefined ? { headers: o.headers } : {}),
-      ...(o.certificate !== undefined ? { certificate_days: o.certificate.days_left } : {}),
-    },
-    ...(o.certificate !== undefined ? { details: { certificate: o.certificate } } : {}),
-  };
+  const observed: Observed = { response_time: o.timings.total };
+  if (o.status_code !== null) observed.status_code = o.status_code;
+  if (o.body !== undefined) observed.body = o.body;
+  if (o.headers !== undefined) observed.headers = o.headers;
+  if (o.certificate !== undefined) observed.certificate_days = o.certificate.days_left;
+  const out: ProbeOutcome = { ok: o.ok, status_code: o.status_code, timings: o.timings, error: o.error, observed };
+  if (o.certificate !== undefined) out.details = { certificate: o.certificate };
+  return out;
 }

@@ -61,10 +61,11 @@ export function createProbeRunner(opts: ProbeRunnerOptions): ProbeRunner {
     list.filter((h): h is { name: string; value: string } => h.value !== null);
 
   type Run = (signal: AbortSignal) => Promise<ProbeOutcome | ProbeResult>;
+  // A copy per check: the runner completes each outcome in place.
   const done =
     (outcome: ProbeOutcome | ProbeResult): Run =>
     () =>
-      Promise.resolve(outcome);
+      Promise.resolve({ ...outcome });
 
   /**
    * What a check of this assignment runs, worked out once: its settings opened and parsed, its
@@ -155,19 +156,23 @@ export function createProbeRunner(opts: ProbeRunnerOptions): ProbeRunner {
     if (run === undefined) prepared.set(a, (run = prepare(a)));
     const outcome = await run(signal);
     if ('degraded' in outcome) return outcome;
+    // Each check's outcome is its own object: completed in place, not copied.
+    const result = outcome as ProbeResult;
     const assertions = a.assertions ?? [];
-    if (assertions.length === 0) return { ...outcome, degraded: false };
+    if (assertions.length === 0) {
+      result.degraded = false;
+      return result;
+    }
     const outcomes = evaluateAssertions(assertions, outcome.observed);
     const verdict = assertionVerdict(outcomes);
+    result.assertions = outcomes;
     if (outcome.ok && verdict.failed) {
-      return {
-        ...outcome,
-        ok: false,
-        error: { class: 'assertion', message: verdict.failed.message ?? 'Assertion failed' },
-        assertions: outcomes,
-        degraded: false,
-      };
+      result.ok = false;
+      result.error = { class: 'assertion', message: verdict.failed.message ?? 'Assertion failed' };
+      result.degraded = false;
+    } else {
+      result.degraded = outcome.ok && verdict.degraded !== null;
     }
-    return { ...outcome, assertions: outcomes, degraded: outcome.ok && verdict.degraded !== null };
+    return result;
   };
 }
