@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { BlockedAddressError, refuses, resolveAllowed } from '../../../../shared/src/net/lookup.ts';
 import { abortCell, CANCELLED, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
 import type { CheckError } from '../classify.ts';
-import { noTimings, type ProbeContext, type ProbeOutcome } from './probe.ts';
+import type { ProbeContext, ProbeOutcome } from './probe.ts';
 
 export const dnsRecordTypes = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR'] as const;
 export type DnsRecordType = (typeof dnsRecordTypes)[number];
@@ -176,17 +176,24 @@ function failure(err: unknown, cell: RunCell, target: DnsTarget): { error: Check
 
 const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
 
-/** A reply's details are shown whenever a reply came; a timeout or a refused connection has none. */
+/**
+ * A reply's details are shown whenever a reply came; a timeout or a refused connection has none.
+ * Built field by field: this runs for every check.
+ */
 function outcome(startedAt: number, error: CheckError | null, reply: DnsReply | null): ProbeOutcome {
   const total = round3(performance.now() - startedAt);
-  return {
+  const out: ProbeOutcome = {
     ok: error === null,
     status_code: null,
-    timings: { ...noTimings, ttfb: total, total },
+    timings: { dns: 0, connect: 0, tls: 0, ttfb: total, total },
     error,
-    observed: { response_time: total, ...(reply !== null ? { dns_answers: reply.answers.map((a) => a.value) } : {}) },
-    ...(reply !== null ? { details: { dns: reply } } : {}),
+    observed: { response_time: total },
   };
+  if (reply !== null) {
+    out.observed.dns_answers = reply.answers.map((a) => a.value);
+    out.details = { dns: reply };
+  }
+  return out;
 }
 
 const watch = createSignalWatch();

@@ -69,8 +69,8 @@ export function createProbeRunner(opts: ProbeRunnerOptions): ProbeRunner {
 
   /**
    * What a check of this assignment runs, worked out once: its settings opened and parsed, its
-   * target built. An assignment is not changed in place (a new one replaces it), so the agent
-   * keeps this for as long as it holds the assignment.
+   * target built (a check function never changes its target). An assignment is not changed in
+   * place (a new one replaces it), so the agent keeps this for as long as it holds the assignment.
    */
   function prepare(a: Assignment): Run {
     const type = a.type ?? 'http';
@@ -101,36 +101,30 @@ export function createProbeRunner(opts: ProbeRunnerOptions): ProbeRunner {
         if (!s.ok) return done(failed(s.message));
         const hp = hostPort(url);
         if (!hp) return done(failed('A TCP monitor needs tcp://host:port'));
-        return (signal) => checkTcp({ ...hp, tls: s.value.tls, send: s.value.send, expect: s.value.expect, timeout_ms }, ctx, signal);
+        const target = { ...hp, tls: s.value.tls, send: s.value.send, expect: s.value.expect, timeout_ms };
+        return (signal) => checkTcp(target, ctx, signal);
       }
       case 'dns': {
         const s = settings('dns', a);
         if (!s.ok) return done(failed(s.message));
         const name = url.hostname;
         if (!name) return done(failed('A DNS monitor needs dns://<name to look up>'));
-        return (signal) =>
-          checkDns(
-            { resolver: s.value.resolver, port: s.value.resolver_port, name, record_type: s.value.record_type, timeout_ms },
-            ctx,
-            signal,
-          );
+        const target = { resolver: s.value.resolver, port: s.value.resolver_port, name, record_type: s.value.record_type, timeout_ms };
+        return (signal) => checkDns(target, ctx, signal);
       }
       case 'icmp': {
         const s = settings('icmp', a);
         if (!s.ok) return done(failed(s.message));
         const host = url.hostname.replace(/^\[|\]$/g, '');
         if (!host) return done(failed('An ICMP monitor needs icmp://host'));
-        return (signal) => checkIcmp({ host, count: s.value.count, timeout_ms }, ctx, signal);
+        const target = { host, count: s.value.count, timeout_ms };
+        return (signal) => checkIcmp(target, ctx, signal);
       }
       case 'websocket': {
         const s = settings('websocket', a);
         if (!s.ok) return done(failed(s.message));
-        return (signal) =>
-          checkWebSocket(
-            { url: a.url, headers: headerValues(s.value.headers), send: s.value.send, expect: s.value.expect, timeout_ms },
-            ctx,
-            signal,
-          );
+        const target = { url: a.url, headers: headerValues(s.value.headers), send: s.value.send, expect: s.value.expect, timeout_ms };
+        return (signal) => checkWebSocket(target, ctx, signal);
       }
       case 'grpc': {
         const s = settings('grpc', a);
@@ -138,13 +132,14 @@ export function createProbeRunner(opts: ProbeRunnerOptions): ProbeRunner {
         const tls = url.protocol === 'grpcs:';
         const hp = hostPort(url, tls ? 443 : 80);
         if (!hp) return done(failed('A gRPC monitor needs grpc://host:port or grpcs://host:port'));
-        return (signal) =>
-          checkGrpc({ ...hp, tls, service: s.value.service, metadata: headerValues(s.value.metadata), timeout_ms }, ctx, signal);
+        const target = { ...hp, tls, service: s.value.service, metadata: headerValues(s.value.metadata), timeout_ms };
+        return (signal) => checkGrpc(target, ctx, signal);
       }
       case 'multistep': {
         const s = settings('multistep', a);
         if (!s.ok) return done(failed(s.message));
-        return (signal) => runSteps(s.value.steps, { checker, timeoutMs: timeout_ms, followRedirects: a.follow_redirects, signal });
+        const { steps } = s.value;
+        return (signal) => runSteps(steps, { checker, timeoutMs: timeout_ms, followRedirects: a.follow_redirects, signal });
       }
     }
   }
