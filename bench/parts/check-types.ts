@@ -130,7 +130,7 @@ function describe(ctx: PartContext, rounds: number, maxMs: number): void {
     'ICMP: `checkIcmp` of 127.0.0.1 with count 1 against a bare `spawn("ping", ["-n", "-c", "1", "127.0.0.1"])` reading its output. A check is a process: the CPU counted is the worker\'s own (`process.cpuUsage()`, which includes the fork and exec) plus that of the ping processes it reaped, from cutime+cstime of /proc/self/stat (kernel-accurate sums shown in 10 ms ticks, so a run of several seconds of child CPU is needed). The ICMP round trip itself costs the kernel little on loopback.',
     'HTTP with assertions: an `http` assignment through `createProbeRunner` (what the agent runs for every HTTP monitor) with three assertions (json `$.status` equals "ok", header `content-type` contains "json", response_time less_than 5000), which turn on capturing headers and body, against the same assignment without assertions; that one against a bare undici loop (`request()` + `body.dump()`), all on one keep-alive server. Goals: without assertions at most 1.15x the floor (the checks part\'s goal, here through the runner); the assertions add at most 15% to the check without them.',
     'Multi-step: `runSteps` with two GET steps, the first extracting `$.token` from its JSON, the second carrying it in its URL, against two of our plain checks (`createChecker().run`, no capture) to the same URLs on the same keep-alive server. The floor is our own HTTP check because that is what a step is: the goal bounds what the steps add (capturing and decoding the first body, the JSONPath, the template, the per-step details) to 15%.',
-    `Each client runs in a process of its own (bench/parts/check-types-worker.ts): 32 checks in flight (ICMP 8), a warm-up of 10%, then ${counts} checks (at most ${maxMs / 1000} s); CPU per check = CPU of that process over the measured checks (and its reaped children's) / checks. ${rounds} round(s), clients alternating; the figures are medians. A ratio is the median of the rounds' own ratios, each of a client against its baseline run just before or after it: identical runs drift by 10-30% over a part on a shared machine (its load, the kernel's table of closed connections), and the two runs of a round drift together.`,
+    `Each client runs in a process of its own (bench/parts/check-types-worker.ts): 32 checks in flight (ICMP 8), a warm-up of half as many checks (the code the agent runs all day is the optimised code: after a warm-up of 10% identical runs still cost 20-30% more), then ${counts} checks (at most ${maxMs / 1000} s); CPU per check = CPU of that process over the measured checks (and its reaped children's) / checks. ${rounds} round(s), clients alternating; the figures are medians. A ratio is the median of the rounds' own ratios, each of a client against its baseline run just before or after it: identical runs drift by 10-30% over a part on a shared machine (its load, the kernel's table of closed connections), and the two runs of a round drift together.`,
   );
 }
 
@@ -159,7 +159,7 @@ await runPart('check-types', 'Check cost per type', async (ctx) => {
       client,
       servers: servers.ready,
       count,
-      warmup: Math.max(20, Math.round(count / 10)),
+      warmup: Math.max(20, Math.round(count / 2)),
       concurrency: c.concurrency,
       maxMs,
       ...(profile ? { profile } : {}),
