@@ -6,50 +6,18 @@ import type { StateColumns, StateRow } from '../record.ts';
 export type LoadedHeartbeat = StateRow & Pick<HeartbeatRecord, 'id' | 'project_id'> & { partition: number };
 
 /**
- * The chunks of a cursor, the next one asked for as soon as one arrives: the server reads and
- * sends it while the caller works on this one, instead of waiting for the caller to ask.
- */
-export async function* prefetched<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
-  const it = source[Symbol.asyncIterator]();
-  let next = it.next();
-  let done = false;
-  try {
-    for (;;) {
-      const r = await next;
-      if (r.done) {
-        done = true;
-        return;
-      }
-      next = it.next();
-      // Awaited on the next turn; a caller that stops early must not leave it unhandled.
-      Promise.resolve(next).catch(() => {});
-      yield r.value;
-    }
-  } finally {
-    if (!done) {
-      // A caller that stopped early: the chunk asked for ahead comes first, then the cursor is closed.
-      const ahead = await Promise.resolve(next).catch(() => ({ done: true }) as const);
-      if (!ahead.done) await it.return?.();
-    }
-  }
-}
-
-/**
  * Every heartbeat of these partitions, `chunk` rows at a time (a million rows at once would take
- * gigabytes of heap while they are turned into deadlines), each chunk prefetched while the one
- * before is armed. The partition is computed by the server with pingPartition's expression
- * (shared/src/pings/partition.ts), not hashed again here.
+ * gigabytes of heap while they are turned into deadlines). The partition is computed by the
+ * server with pingPartition's expression (shared/src/pings/partition.ts), not hashed again here.
  */
 export function loadPartitions(sql: Sql, partitions: number, which: readonly number[], chunk = 5_000): AsyncIterable<LoadedHeartbeat[]> {
-  return prefetched(
-    sql<LoadedHeartbeat[]>`
+  return sql<LoadedHeartbeat[]>`
     select * from (
       select id, project_id, active, status, next_ping_at, last_ping_at, last_ping_kind, started_at, down_since,
         grace_period, cron_schedule, timezone, period, runs, last_success_at, failed_runs, max_duration, min_duration,
         too_frequent_ratio, alert_after_failures, (('x' || left(md5(h.id::text), 8))::bit(32)::bigint % ${partitions})::int as partition
       from heartbeats h) p
-    where partition = any(${arrayLiteral(which.map(String))}::int[])`.cursor(chunk),
-  );
+    where partition = any(${arrayLiteral(which.map(String))}::int[])`.cursor(chunk);
 }
 
 /** The rows, locked until the transaction ends, in id order so two lockers never deadlock. */
