@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { clash, portsInUse, portTakenMessage, type PortUse } from '../../control-plane/src/cli/ports.ts';
-import { freePort } from '../../control-plane/src/platform/embedded/ports.ts';
+import { freePort, freePorts } from '../../control-plane/src/platform/embedded/ports.ts';
 import { runCli } from '../harness/cli.ts';
 
 const config = { PORT: 3000, METRICS_PORT: 3000, AGENT_PORT: 3001, PING_PORT: 3002 };
@@ -80,6 +80,27 @@ describe('the ports a server command checks before starting', () => {
   }
 });
 
+describe('free ports drawn together', () => {
+  it('are distinct, and free again once drawn', async () => {
+    for (let round = 0; round < 20; round++) {
+      const ports = await freePorts(4);
+      assert.equal(new Set(ports).size, 4, `drawn: ${ports.join(', ')}`);
+      // Each can be listened on: none is held by the draw.
+      const servers = await Promise.all(
+        ports.map(
+          (port) =>
+            new Promise<Server>((resolve, reject) => {
+              const srv = createServer();
+              srv.once('error', reject);
+              srv.listen(port, '127.0.0.1', () => resolve(srv));
+            }),
+        ),
+      );
+      await Promise.all(servers.map((srv) => new Promise((resolve) => srv.close(resolve))));
+    }
+  });
+});
+
 describe('uptime start on a taken port', () => {
   let blocker: Server;
   let taken: number;
@@ -97,11 +118,12 @@ describe('uptime start on a taken port', () => {
 
   for (const variable of ['PORT', 'AGENT_PORT', 'PING_PORT'] as const) {
     it(`stops before starting anything, in one line naming ${variable}`, async () => {
+      const [port, agentPort, pingPort] = await freePorts(3);
       const env: Record<string, string> = {
         DATA_DIR: dataDir,
-        PORT: String(await freePort()),
-        AGENT_PORT: String(await freePort()),
-        PING_PORT: String(await freePort()),
+        PORT: String(port),
+        AGENT_PORT: String(agentPort),
+        PING_PORT: String(pingPort),
         [variable]: String(taken),
       };
       const r = await runCli(['start'], env);

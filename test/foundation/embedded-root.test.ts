@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { freePort, pidAlive } from '../../control-plane/src/platform/embedded/ports.ts';
+import { freePorts, pidAlive } from '../../control-plane/src/platform/embedded/ports.ts';
 import { cleanEnv, runCli } from '../harness/cli.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -69,11 +69,12 @@ describe('npm start in a private directory', () => {
     chmodSync(parent, 0o700);
     dataDir = join(parent, 'checkout', 'data');
     mkdirSync(dataDir, { recursive: true });
+    const [port, agentPort, pingPort] = await freePorts(3);
     env = {
       DATA_DIR: dataDir,
-      PORT: String(await freePort()),
-      AGENT_PORT: String(await freePort()),
-      PING_PORT: String(await freePort()),
+      PORT: String(port),
+      AGENT_PORT: String(agentPort),
+      PING_PORT: String(pingPort),
       LOG_LEVEL: 'info',
     };
   });

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freePort, pidAlive } from '../../control-plane/src/platform/embedded/ports.ts';
+import { freePort, freePorts, pidAlive } from '../../control-plane/src/platform/embedded/ports.ts';
 import { runCli, startCli } from '../harness/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 
@@ -13,11 +13,12 @@ describe('the embedded default', () => {
   let env: Record<string, string>;
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'uptime-embedded-'));
+    const [port, agentPort, pingPort] = await freePorts(3);
     env = {
       DATA_DIR: dataDir,
-      PORT: String(await freePort()),
-      AGENT_PORT: String(await freePort()),
-      PING_PORT: String(await freePort()),
+      PORT: String(port),
+      AGENT_PORT: String(agentPort),
+      PING_PORT: String(pingPort),
       LOG_LEVEL: 'info',
     };
   });

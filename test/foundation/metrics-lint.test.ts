@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { freePort } from '../../control-plane/src/platform/embedded/ports.ts';
+import { freePort, freePorts } from '../../control-plane/src/platform/embedded/ports.ts';
 import { apiClient } from '../harness/api.ts';
 import { startCli } from '../harness/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
@@ -64,7 +64,7 @@ describe('/metrics of every process kind, as Prometheus sees it', () => {
       children.push(running);
     };
 
-    const [port, agentPort, pingPort] = [await freePort(), await freePort(), await freePort()];
+    const [port, agentPort, pingPort] = await freePorts(3);
     await start(
       ['start'],
       { PORT: String(port), AGENT_PORT: String(agentPort), PING_PORT: String(pingPort), REGION: 'local' },
@@ -81,7 +81,7 @@ describe('/metrics of every process kind, as Prometheus sees it', () => {
     );
     urls.rolesOnly = `http://127.0.0.1:${metricsPort}`;
 
-    const [agent2Port, ping2Port] = [await freePort(), await freePort()];
+    const [agent2Port, ping2Port] = await freePorts(2);
     await start(
       ['probe-agent', '--region', 'eu'],
       { AGENT_PORT: String(agent2Port), PING_PORT: String(ping2Port) },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import postgres from 'postgres';
-import { freePort } from '../../control-plane/src/platform/embedded/ports.ts';
+import { freePort, freePorts } from '../../control-plane/src/platform/embedded/ports.ts';
 import { connectNats, type NatsConnection } from '../../shared/src/nats.ts';
 import { natsNames, type Names } from '../../shared/src/subjects.ts';
 import { apiClient, type Call } from '../harness/api.ts';
@@ -147,7 +147,7 @@ export async function startDeployment(opts: DeploymentOptions): Promise<Deployme
     if (token.code !== 0) throw new Error(`uptime token create failed: ${token.stderr}`);
 
     for (let i = 0; i < (opts.agents ?? 2); i++) {
-      const [agentPort, pingPort] = [await freePort(), await freePort()];
+      const [agentPort, pingPort] = await freePorts(2);
       const id = `${region}-${String.fromCharCode(97 + i)}`;
       const proc = managedProcess({
         name: `probe-agent-${id}`,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { KvWatchInclude, type KV } from '@nats-io/kv';
-import { freePort } from '../../control-plane/src/platform/embedded/ports.ts';
+import { freePort, freePorts } from '../../control-plane/src/platform/embedded/ports.ts';
 import { rendezvousOwner } from '../../probe-agent/src/peers/rendezvous.ts';
 import { DomainEvent } from '../../shared/src/contracts/events.ts';
 import { DEADLINE_ROLE } from '../../control-plane/src/heartbeats/deadline/role.ts';
@@ -258,7 +258,8 @@ describe('process pauses (SIGSTOP, then SIGCONT)', () => {
       const agents: (Proc & { id: string })[] = [];
       for (const n of ['a', 'b']) {
         const id = `pause-${n}-${process.pid}`;
-        const env = { ...commonEnv(), AGENT_ID: id, REGION, AGENT_PORT: String(await freePort()), PING_PORT: String(await freePort()) };
+        const [agentPort, pingPort] = await freePorts(2);
+        const env = { ...commonEnv(), AGENT_ID: id, REGION, AGENT_PORT: String(agentPort), PING_PORT: String(pingPort) };
         const p = await startProc(`agent ${n}`, ['probe-agent', '--region', REGION], env, /"msg":"probe agent started"/);
         procs.push(p);
         agents.push(Object.assign(p, { id }));

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import type { Logger } from '../../../../shared/src/logger.ts';
-import { freePort, pidAlive } from './ports.ts';
+import { freePorts, pidAlive } from './ports.ts';
 import { guardChild } from './watchdog.ts';
 
 export class NatsServerMissingError extends Error {
@@ -59,8 +59,9 @@ export async function startNatsServer(opts: { storeDir: string; log: Logger; bin
   const pidFile = join(storeDir, 'nats-server.pid');
   await endOrphan(pidFile);
 
-  const port = opts.port ?? (await freePort());
-  const monitorPort = await freePort();
+  const [drawn, other] = await freePorts(2);
+  const port = opts.port ?? drawn!;
+  const monitorPort = port === drawn ? other! : drawn!;
   const log = opts.log.child({ component: 'nats-server' });
   const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', storeDir, '-P', pidFile], {
     stdio: ['ignore', 'ignore', 'pipe'],

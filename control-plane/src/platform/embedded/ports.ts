@@ -1,4 +1,27 @@
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+
+/**
+ * `count` distinct TCP ports free now on the loopback interface. Each is held until all are
+ * drawn: ports asked for one after the other can come back the same, the first being free again
+ * once its listener closed.
+ */
+export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const srv = createServer();
+      srv.unref();
+      servers.push(srv);
+      await new Promise<void>((resolve, reject) => {
+        srv.once('error', reject);
+        srv.listen(0, host, () => resolve());
+      });
+    }
+    return servers.map((s) => (s.address() as AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
+  }
+}
 
 /** Asks the OS for a free TCP port on the loopback interface. */
 export function freePort(host = '127.0.0.1'): Promise<number> {
