@@ -1,7 +1,7 @@
 import { formatTimestamp } from '../platform/http/time.ts';
 import type { HeartbeatRecord } from './repo.ts';
 import type { OutputRule } from './output.ts';
-import type { HeartbeatState, Run } from './state.ts';
+import type { DeadlineInputs, HeartbeatState, Run } from './state.ts';
 
 /** The number the `n` decimal digits of `s` at `from` spell, or NaN. */
 function digitsAt(s: string, from: number, n: number): number {
@@ -79,6 +79,22 @@ export type StateRow = Pick<
 >;
 
 /** The rules' view of a heartbeats row. */
+/** The columns a heartbeat's deadline is computed from (deadlineInputsOf). */
+export type DeadlineRow = Pick<StateRow, 'active' | 'status' | 'next_ping_at' | 'grace_period' | 'started_at' | 'runs' | 'max_duration'>;
+
+/** What deadlineOf reads, from those columns only: a partition load reads them for a million heartbeats. */
+export function deadlineInputsOf(r: DeadlineRow): DeadlineInputs {
+  return {
+    active: r.active,
+    status: r.status,
+    next_ping_at: toDate(r.next_ping_at),
+    grace_period: r.grace_period,
+    started_at: toDate(r.started_at),
+    runs: runsOf(r.runs),
+    max_duration: r.max_duration,
+  };
+}
+
 export function stateOf(r: StateRow): HeartbeatState {
   return {
     status: r.status,

@@ -180,7 +180,7 @@ export interface NewHeartbeat {
 }
 
 const addMs = (date: Date, ms: number): Date => new Date(date.getTime() + ms);
-const graceMs = (state: HeartbeatState): number => state.grace_period * 1000;
+const graceMs = (state: Pick<HeartbeatState, 'grace_period'>): number => state.grace_period * 1000;
 
 /** State of a freshly created heartbeat. Apply a tick at once if next_ping_at may be past. */
 export function initialState(heartbeat: NewHeartbeat, now: Date): HeartbeatState {
@@ -241,7 +241,8 @@ export function earliestRun(state: Pick<HeartbeatState, 'started_at' | 'runs'>):
   return first;
 }
 
-const runLimitMs = (state: HeartbeatState): number => (state.max_duration ?? state.grace_period) * 1000;
+const runLimitMs = (state: Pick<HeartbeatState, 'max_duration' | 'grace_period'>): number =>
+  (state.max_duration ?? state.grace_period) * 1000;
 
 /**
  * The interval the schedule expects between two runs around `at`: the period, or the gap between
@@ -256,11 +257,17 @@ export function expectedInterval(state: HeartbeatState, at: Date): number | null
   return state.period === null ? null : state.period * 1000;
 }
 
+/** What a heartbeat's deadline depends on: all a partition load reads of each heartbeat. */
+export type DeadlineInputs = Pick<
+  HeartbeatState,
+  'active' | 'status' | 'next_ping_at' | 'grace_period' | 'started_at' | 'runs' | 'max_duration'
+>;
+
 /**
  * Late and down are strict (now > boundary), so the earliest changing tick is 1 ms after the
  * boundary. Arming the boundary itself would fire a tick that changes nothing, forever.
  */
-export function deadlineOf(state: HeartbeatState): Date | null {
+export function deadlineOf(state: DeadlineInputs): Date | null {
   if (!state.active) return null;
   switch (state.status) {
     case 'running': {

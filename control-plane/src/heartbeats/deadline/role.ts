@@ -11,7 +11,7 @@ import { bucketOptions, openBucket } from '../../../../shared/src/provision.ts';
 import type { Names } from '../../../../shared/src/subjects.ts';
 import type { Sql } from '../../platform/db/sql.ts';
 import type { OutboxPublisher } from '../../platform/outbox.ts';
-import { stateOf } from '../record.ts';
+import { deadlineInputsOf } from '../record.ts';
 import { deadlineOf } from '../state.ts';
 import { createActors } from './actors.ts';
 import { systemClock, type Clock } from '../../platform/clock.ts';
@@ -231,7 +231,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
         // given up takes its timers with it.
         const timers = held.get(r.partition)?.timers;
         if (!timers) continue;
-        const due = r.active ? (deadlineOf(stateOf(r))?.getTime() ?? null) : null;
+        const due = r.active ? (deadlineOf(deadlineInputsOf(r))?.getTime() ?? null) : null;
         if (due !== null) armed++;
         // A step that ran since the take read the row later than this load may have: it wins.
         if (force) timers.set(r.id, due);
