@@ -233,16 +233,18 @@ describe('status page subscribers', () => {
 
   it('tells of a maintenance window starting on a page that shows what it covers, once per occurrence', async () => {
     const before = hook.requests.length;
+    // Now, not a fixed date: a subscriber is told only of what happened after it confirmed.
+    const startedAt = new Date();
     const event = (subjectIds: string[]) =>
       ({
         id: randomUUID(),
         kind: 'maintenance.started',
-        occurred_at: '2026-11-28T02:00:00.000Z',
+        occurred_at: startedAt.toISOString(),
         project_id: ada.project_id,
         subject: { type: 'maintenance_window', id: randomUUID(), name: 'Database upgrade' },
         data: {
-          starts_at: '2026-11-28T02:00:00.000Z',
-          ends_at: '2026-11-28T03:00:00.000Z',
+          starts_at: startedAt.toISOString(),
+          ends_at: new Date(startedAt.getTime() + 3_600_000).toISOString(),
           whole_project: false,
           monitor_ids: subjectIds,
           heartbeat_ids: [],
