@@ -1,5 +1,6 @@
 import { JSONPath } from 'jsonpath-plus';
 import { RE2JS } from 're2js';
+import { boundedMemo } from '../memo.ts';
 import {
   MAX_PATTERN_LENGTH,
   numericOperators,
@@ -113,16 +114,9 @@ export function jsonPathProblem(path: string): string | undefined {
 // what JSONPath answers for it (an own property of a value that is not empty, one step after the
 // other), without building the engine's evaluation for every check. Any other path goes to it.
 const SIMPLE_PATH = /^\$(?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])+$/;
-const simplePaths = new Map<string, readonly string[] | null>();
-
-function simplePathKeys(path: string): readonly string[] | null {
-  let keys = simplePaths.get(path);
-  if (keys !== undefined) return keys;
-  keys = SIMPLE_PATH.test(path) ? [...path.matchAll(/\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)].map((m) => m[1] ?? m[2]!) : null;
-  if (simplePaths.size >= 1_000) simplePaths.clear();
-  simplePaths.set(path, keys);
-  return keys;
-}
+const simplePathKeys = boundedMemo((path: string): readonly string[] | null =>
+  SIMPLE_PATH.test(path) ? [...path.matchAll(/\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)].map((m) => m[1] ?? m[2]!) : null,
+);
 
 /** The values a JSONPath finds in a parsed document, in order (jsonpath-plus, with the walk above for simple paths). */
 export function readJsonPath(path: string, doc: unknown): unknown[] {
@@ -143,17 +137,8 @@ export function patternFinds(pattern: string, text: string): boolean {
   return compiledPattern(pattern).matcher(text).find();
 }
 
-const patterns = new Map<string, RE2JS>();
 /** An RE2 pattern compiled once and kept (at most 1,000 of them). */
-export function compiledPattern(pattern: string): RE2JS {
-  let re = patterns.get(pattern);
-  if (re === undefined) {
-    re = RE2JS.compile(pattern);
-    if (patterns.size >= 1_000) patterns.clear();
-    patterns.set(pattern, re);
-  }
-  return re;
-}
+export const compiledPattern: (pattern: string) => RE2JS = boundedMemo((pattern: string) => RE2JS.compile(pattern));
 
 const cut = (s: string) => (s.length > OBSERVED_CHARS ? `${s.slice(0, OBSERVED_CHARS - 1)}…` : s);
 

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { AssertionOutcome, Extraction, StepSettings } from '../../../../shared/src/contracts/checks.ts';
+import { boundedMemo } from '../../../../shared/src/memo.ts';
 import {
   assertionVerdict,
   compiledPattern,
@@ -33,18 +34,8 @@ const VARIABLE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
 /** A text cut at its `{{name}}` placeholders: literal parts at even indexes, names at odd ones. */
 type Template = readonly string[];
-const templates = new Map<string, Template>();
-
 /** The template of a text, parsed once and kept (at most 1,000 of them). */
-function templateOf(text: string): Template {
-  let t = templates.get(text);
-  if (t === undefined) {
-    t = text.split(VARIABLE);
-    if (templates.size >= 1_000) templates.clear();
-    templates.set(text, t);
-  }
-  return t;
-}
+const templateOf = boundedMemo((text: string): Template => text.split(VARIABLE));
 
 /** `{{name}}` replaced by its value; `encode` for URLs. An unknown name is an error, not an empty string. */
 export function fillTemplate(

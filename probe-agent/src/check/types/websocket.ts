@@ -2,6 +2,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import WebSocket, { type ClientOptions, type RawData } from 'ws';
+import { boundedMemo } from '../../../../shared/src/memo.ts';
 import { armRun, createSignalWatch, TIMED_OUT, type RunCell } from '../abort.ts';
 import type { CheckError } from '../classify.ts';
 import { InvalidTargetError } from '../target-url.ts';
@@ -21,18 +22,8 @@ const watch = createSignalWatch();
 /** What the check saw of the server: the upgrade answer and the last message. */
 type Seen = { status: number | null; readyAt: number; respondedAt: number; opened: boolean; lastMessage: string | undefined };
 
-const endpoints = new Map<string, Endpoint>();
-
 /** Where a ws:// or wss:// URL connects to, worked out once per URL (at most 1,000 kept). */
-function endpointOf(raw: string): Endpoint {
-  let endpoint = endpoints.get(raw);
-  if (endpoint === undefined) {
-    endpoint = parseEndpoint(raw);
-    if (endpoints.size >= 1_000) endpoints.clear();
-    endpoints.set(raw, endpoint);
-  }
-  return endpoint;
-}
+const endpointOf = boundedMemo(parseEndpoint);
 
 function parseEndpoint(raw: string): Endpoint {
   let url: URL;
