@@ -57,4 +57,52 @@ describe('partition leases', () => {
       await leases.stop();
     }
   });
+
+  it('gives a member that joins while it starts work its share at once, not once the start is done', async () => {
+    const base = { kv, names: nats.names, role: 'joiners', partitions: 4, timing: leaseTiming(TTL_MS), log: quietLog };
+    // The first process takes all four (alone at its first round) and its start does not end
+    // until the test lets it: as a million heartbeats loading.
+    let finishStart!: () => void;
+    const startHeld = new Promise<void>((r) => (finishStart = r));
+    let firstReleased!: (ps: number[]) => void;
+    const firstGaveBack = new Promise<number[]>((r) => (firstReleased = r));
+    let firstTook!: (ps: number[]) => void;
+    const firstTaking = new Promise<number[]>((r) => (firstTook = r));
+    let startDone = false;
+    const first = startLeases({
+      ...base,
+      holder: 'first',
+      onAcquire: async (ps) => {
+        firstTook(ps);
+        await startHeld;
+        startDone = true;
+      },
+      onRelease: async (ps) => firstReleased(ps),
+    });
+    assert.deepEqual(await firstTaking, [0, 1, 2, 3]);
+
+    let secondTook!: (ps: number[]) => void;
+    const secondTaking = new Promise<number[]>((r) => (secondTook = r));
+    const second = await startLeases({ ...base, holder: 'second', onAcquire: async (ps) => secondTook(ps), onRelease: async () => {} });
+    try {
+      // Its fair share is two: the two highest go back while its start still runs.
+      const gaveBack = await Promise.race([
+        firstGaveBack,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('nothing given back within 10 TTLs')), 10 * TTL_MS).unref()),
+      ]);
+      assert.deepEqual(gaveBack, [3, 2]);
+      assert.equal(startDone, false, 'given back before the start ended');
+      assert.deepEqual((await secondTaking).sort(), [2, 3]);
+      for (const p of [2, 3]) {
+        const entry = await kv.get(nats.names.keys.lease('joiners', p));
+        assert.equal((entry!.json() as LeaseHolder).holder, 'second', `partition ${p} is the second's`);
+      }
+      finishStart();
+      assert.deepEqual((await first).owned(), [0, 1]);
+    } finally {
+      finishStart();
+      await (await first).stop();
+      await second.stop();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { loadPartitions } from '../../control-plane/src/heartbeats/deadline/repo.ts';
+import { loadPartitions, partitionExpression } from '../../control-plane/src/heartbeats/deadline/repo.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 import { createAccount } from '../harness/factories.ts';
@@ -64,6 +64,21 @@ describe('ping partitions', () => {
       }
       const [fixed] = (await rowsOf(loadPartitions(db.sql, 1024, [622]))).filter((h) => h.id === rows[1]!.id);
       assert.ok(fixed, 'the md5 value agrees with Postgres');
+    });
+
+    it("reads the default count's partitions through the index of migration 0035, and another count without it", async () => {
+      const plan = async (partitions: number) =>
+        db.sql.begin(async (tx) => {
+          // Whatever the table's size, the plan shows whether an index matches the expression at all.
+          await tx`set local enable_seqscan = off`;
+          const lines = await tx.unsafe<{ 'QUERY PLAN': string }[]>(
+            `explain select id from heartbeats h where ${partitionExpression(partitions)} = any('{3,4}'::int[])`,
+          );
+          return lines.map((l) => l['QUERY PLAN']).join('\n');
+        });
+      assert.match(await plan(16), /heartbeats_ping_partition_16_idx/);
+      assert.doesNotMatch(await plan(7), /heartbeats_ping_partition_16_idx/);
+      assert.throws(() => partitionExpression(1.5), /not a positive integer/);
     });
   });
 });

@@ -177,11 +177,13 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
     got.sort((a, b) => a - b);
     // Starting work on many heartbeats (a million take some seconds to load) can outlast the
     // leases: they are renewed meanwhile, every lease this process holds, those being taken too,
-    // and so is its membership (others would count one member less and take too much).
+    // and so is its membership (others would count one member less and take too much). Members
+    // that came meanwhile get their share at once: the surplus is given back while it loads,
+    // not after (processes started together first see only themselves and take everything).
     let renewing: Promise<void> | undefined;
     const keepAlive = setInterval(() => {
       renewing ??= Promise.all([renew(), heartbeat()])
-        .then(() => {})
+        .then(shed)
         .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'))
         .finally(() => (renewing = undefined));
     }, timing.roundMs);
@@ -198,11 +200,10 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
     }
   };
 
-  const round = async () => {
-    await renew();
-    await heartbeat();
+  /** This round's plan, from the bucket's keys as they are now. */
+  const plan = async () => {
     const { taken, members } = await listKeys();
-    const plan = planLeases({
+    const planned = planLeases({
       partitions: opts.partitions,
       members,
       owned: new Set(held.keys()),
@@ -210,11 +211,22 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
       resumable: new Set(resumable.keys()),
       seed: memberNo % opts.partitions,
     });
-    if (plan.release.length > 0) {
-      log.info({ partitions: plan.release, members }, 'giving partitions back to share them');
-      await giveBack(plan.release);
+    if (planned.release.length > 0) {
+      log.info({ partitions: planned.release, members }, 'giving partitions back to share them');
+      await giveBack(planned.release);
     }
-    if (plan.acquire.length > 0) await acquire(plan.acquire);
+    return planned.acquire;
+  };
+  /** Only the giving back, while a take runs. */
+  const shed = async () => {
+    await plan();
+  };
+
+  const round = async () => {
+    await renew();
+    await heartbeat();
+    const wanted = await plan();
+    if (wanted.length > 0) await acquire(wanted);
   };
 
   let stopping = false;

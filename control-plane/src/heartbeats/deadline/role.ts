@@ -219,23 +219,34 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     const wanted = new Map<string, string>();
     let rows = 0;
     let armed = 0;
-    for await (const chunk of loadPartitions(opts.sql, opts.partitions, ps)) {
-      for (const r of chunk) {
-        rows++;
-        if (!still(r.partition)) continue;
-        let project = projects.get(r.project_id);
-        if (project === undefined) projects.set(r.project_id, (project = r.project_id));
-        wanted.set(r.id, project);
-        // Armed whether or not the lease is confirmed at this instant (it may be being renewed
-        // on a busy server): a deadline is judged only by a holder (onDue), and a partition
-        // given up takes its timers with it.
-        const timers = held.get(r.partition)?.timers;
-        if (!timers) continue;
-        const due = r.active ? (deadlineOf(deadlineInputsOf(r))?.getTime() ?? null) : null;
-        if (due !== null) armed++;
-        // A step that ran since the take read the row later than this load may have: it wins.
-        if (force) timers.set(r.id, due);
-        else timers.setIfAbsent(r.id, due);
+    // A quarter of all partitions a query at most (a whole load is at most four queries, each a
+    // table scan where no index serves the partition count), lowest first: partitions given
+    // back while this runs (the highest go first) are then not read at all, and a query whose
+    // partitions all went stops reading.
+    const perQuery = Math.ceil(opts.partitions / 4);
+    const order = [...ps].sort((a, b) => a - b);
+    for (let i = 0; i < order.length; i += perQuery) {
+      const group = order.slice(i, i + perQuery).filter(still);
+      if (group.length === 0) continue;
+      for await (const chunk of loadPartitions(opts.sql, opts.partitions, group)) {
+        if (!group.some(still)) break;
+        for (const r of chunk) {
+          rows++;
+          if (!still(r.partition)) continue;
+          let project = projects.get(r.project_id);
+          if (project === undefined) projects.set(r.project_id, (project = r.project_id));
+          wanted.set(r.id, project);
+          // Armed whether or not the lease is confirmed at this instant (it may be being renewed
+          // on a busy server): a deadline is judged only by a holder (onDue), and a partition
+          // given up takes its timers with it.
+          const timers = held.get(r.partition)?.timers;
+          if (!timers) continue;
+          const due = r.active ? (deadlineOf(deadlineInputsOf(r))?.getTime() ?? null) : null;
+          if (due !== null) armed++;
+          // A step that ran since the take read the row later than this load may have: it wins.
+          if (force) timers.set(r.id, due);
+          else timers.setIfAbsent(r.id, due);
+        }
       }
     }
     const armedMs = performance.now() - t0;
