@@ -105,4 +105,37 @@ describe('partition leases', () => {
       await second.stop();
     }
   });
+
+  it('keeps renewing the leases it keeps while giving others back takes longer than the TTL', async () => {
+    const base = { kv, names: nats.names, role: 'slowgive', partitions: 4, timing: leaseTiming(TTL_MS), log: quietLog };
+    const releasedByFirst: number[][] = [];
+    let gaveBack!: () => void;
+    const gaveBackDone = new Promise<void>((r) => (gaveBack = r));
+    const first = await startLeases({
+      ...base,
+      holder: 'first',
+      onAcquire: async () => {},
+      onRelease: async (ps) => {
+        releasedByFirst.push(ps);
+        // Stopping work on a partition (its actors settling) that outlasts the TTL.
+        await new Promise((r) => setTimeout(r, 2 * TTL_MS));
+        gaveBack();
+      },
+    });
+    assert.deepEqual(first.owned(), [0, 1, 2, 3]);
+    const second = await startLeases({ ...base, holder: 'second', onAcquire: async () => {}, onRelease: async () => {} });
+    try {
+      await gaveBackDone;
+      assert.deepEqual(releasedByFirst, [[3, 2]], 'only the surplus was released: the kept leases were renewed meanwhile');
+      assert.deepEqual(first.owned(), [0, 1]);
+      assert.ok(first.holds(0) && first.holds(1));
+      for (const p of [0, 1]) {
+        const entry = await kv.get(nats.names.keys.lease('slowgive', p));
+        assert.equal((entry!.json() as LeaseHolder).holder, 'first', `partition ${p} is still the first's`);
+      }
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
 });

@@ -50,11 +50,11 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * Holds this process's fair share of partitions (lease-plan.ts): every round it drops leases
- * it can no longer vouch for, renews the others, refreshes its membership, then takes free
- * partitions or gives back surplus ones after the member count changed. Rounds run one at a
- * time on real time, whatever clock the rules use: the server's TTL runs on real time too.
- * The first round has run when this resolves.
+ * Holds this process's fair share of partitions (lease-plan.ts). Every `roundMs` it drops leases
+ * it can no longer vouch for, renews the others and refreshes its membership (keepAlive); apart
+ * from that, every round lists the bucket, then takes free partitions or gives back surplus ones
+ * after the member count changed. Both run one at a time on real time, whatever clock the rules
+ * use: the server's TTL runs on real time too. The first round has run when this resolves.
  */
 export async function startLeases(opts: LeaseOptions): Promise<Leases> {
   const { kv, timing, log } = opts;
@@ -69,7 +69,10 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
   const lease = (revision: number, sentAt: number): Held => ({ revision, writtenAt: sentAt, validUntil: validUntil(sentAt, timing) });
 
   /** Stops work at once; the key may still be ours, so a later round may resume it. */
-  const lose = async (ps: number[], why: string, err?: unknown) => {
+  const lose = async (lost: number[], why: string, err?: unknown) => {
+    // A partition given back meanwhile (a round runs beside the renewals) is not lost.
+    const ps = lost.filter((p) => held.has(p));
+    if (ps.length === 0) return;
     for (const p of ps) {
       resumable.set(p, held.get(p)!.revision);
       held.delete(p);
@@ -108,6 +111,8 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
           // so it is given up, to be taken anew (at the revision written), which loads the
           // partition again.
           const settle = (revision: number) => {
+            // Given back (or lost and taken again) while the renewal was on its way: not ours to record.
+            if (held.get(p) !== h) return;
             if (performance.now() < h.validUntil) held.set(p, lease(revision, sentAt));
             else {
               held.set(p, { ...h, revision });
@@ -127,6 +132,7 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
               settle(entry.revision);
               return;
             }
+            if (held.get(p) !== h) return;
             failure = err;
             failed.push(p);
           }
@@ -176,26 +182,19 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
     if (got.length === 0) return;
     got.sort((a, b) => a - b);
     // Starting work on many heartbeats (a million take some seconds to load) can outlast the
-    // leases: they are renewed meanwhile, every lease this process holds, those being taken too,
-    // and so is its membership (others would count one member less and take too much). Members
-    // that came meanwhile get their share at once: the surplus is given back while it loads,
-    // not after (processes started together first see only themselves and take everything).
-    let renewing: Promise<void> | undefined;
-    const keepAlive = setInterval(() => {
-      renewing ??= Promise.all([renew(), heartbeat()])
-        .then(shed)
-        .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'))
-        .finally(() => (renewing = undefined));
-    }, timing.roundMs);
+    // leases: the renewals go on meanwhile (keepAlive), and give back the surplus when members join.
+    taking = true;
     try {
       await opts.onAcquire(got);
       log.info({ partitions: got, owned: held.size }, 'partitions taken');
     } catch (err) {
       log.error({ err, partitions: got }, 'could not start work on taken partitions; giving them back');
+      taking = false;
       await renewing;
       await giveBack(got.filter((p) => held.has(p)));
     } finally {
-      clearInterval(keepAlive);
+      // The next round plans alone: a give-back started by a renewal finishes first.
+      taking = false;
       await renewing;
     }
   };
@@ -217,14 +216,27 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
     }
     return planned.acquire;
   };
-  /** Only the giving back, while a take runs. */
-  const shed = async () => {
-    await plan();
+  /**
+   * Renewals of the leases and of the membership, on a timer of their own, apart from the rounds
+   * that list the bucket and take or give partitions. A listing creates a consumer, a request that
+   * the server's JetStream API may hold up for seconds behind others (consumers over a million
+   * KV keys being created): it must not hold the renewals back, which are plain writes. While a
+   * take runs (rounds wait for it), members that came meanwhile get their share at once: the
+   * surplus is given back while it loads, not after (processes started together first see only
+   * themselves and take everything).
+   */
+  let taking = false;
+  let renewing: Promise<void> | undefined;
+  const keepAlive = async () => {
+    await Promise.all([renew(), heartbeat()]);
+    if (taking) await plan();
   };
+  const tick = () =>
+    (renewing ??= keepAlive()
+      .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'))
+      .finally(() => (renewing = undefined)));
 
   const round = async () => {
-    await renew();
-    await heartbeat();
     const wanted = await plan();
     if (wanted.length > 0) await acquire(wanted);
   };
@@ -232,6 +244,9 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
+  // Counted as a member before the first plan, so that processes starting together see each other.
+  await tick();
+  const ticker = setInterval(tick, timing.roundMs);
   const loop = () => {
     current = round()
       .catch((err: unknown) => log.warn({ err }, 'lease round failed'))
@@ -257,7 +272,9 @@ export async function startLeases(opts: LeaseOptions): Promise<Leases> {
     async stop() {
       stopping = true;
       clearTimeout(timer);
+      clearInterval(ticker);
       await current;
+      await renewing;
       if (held.size > 0) await giveBack([...held.keys()]);
       await within(kv.delete(memberKey), timing.requestTimeoutMs).catch(() => {});
     },
