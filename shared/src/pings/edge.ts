@@ -11,6 +11,7 @@ import { pingPartition } from './partition.ts';
 import { createAckPublisher } from '../ack-publisher.ts';
 import { createRateLimiter } from '../rate-limit.ts';
 import { bodyExcerpt, parsePingTarget, readBodyHead } from './request.ts';
+import { isUuid } from '../uuid.ts';
 
 export { kvLookup, type HeartbeatLookup } from './lookup.ts';
 
@@ -62,9 +63,8 @@ function answer(reply: FastifyReply, status: number, text: string): FastifyReply
 function runIdOf(query: unknown): string | null | undefined {
   const rid = (query as Record<string, unknown> | undefined)?.rid;
   if (rid === undefined || rid === '') return null;
-  return typeof rid === 'string' && UUID.test(rid) ? rid.toLowerCase() : undefined;
+  return typeof rid === 'string' && isUuid(rid) ? rid.toLowerCase() : undefined;
 }
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const unavailable = (reply: FastifyReply) => answer(reply.header('retry-after', '5'), 503, 'Service temporarily unavailable');
 

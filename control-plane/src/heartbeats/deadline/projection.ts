@@ -9,14 +9,22 @@ export interface HeartbeatsProjection {
   /**
    * Makes the keys `inScope` selects exactly the heartbeats of `wanted` (id → project id): adds
    * the missing, deletes the rest. Takes what it needs out of `wanted`, which it leaves empty.
+   * `wanted` was read before the listing, and heartbeats are created and deleted meanwhile (their
+   * keys written by the steps of their changes): each key it would add or delete is checked
+   * against `current` (what the table holds now, id → project id) first, so a heartbeat created
+   * after the read keeps its key and one deleted after it does not get one back.
    * `abandoned` stops it between keys (the process is stopping): nothing more is written.
    */
   reconcile(
     wanted: Map<string, string>,
     inScope: (id: string) => boolean,
+    current: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>,
     abandoned?: () => boolean,
   ): Promise<{ puts: number; deletes: number }>;
 }
+
+/** Keys checked against the table per query. */
+const RECHECK = 5_000;
 
 async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -28,7 +36,11 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
 
 /**
  * Every live key of a KV bucket, read `page` at a time by an ordered pull consumer of the
- * bucket's stream (last message per key, headers only). `kv.keys()` has them pushed at once:
+ * bucket's stream (headers only). The buckets keep one message per key (history 1,
+ * shared/src/provision.ts), so every message of the stream is its key's last: the consumer reads
+ * them all, from the first, and the server does not work out each key's last message when it is
+ * created (for a million keys, seconds in which its JetStream API answers nothing else: lease
+ * writes of every process timed out behind it). `kv.keys()` has them pushed at once:
  * a million keys then fill the connection for seconds, and the process's other requests on it
  * (lease renewals, consumers being created) wait behind them until they time out. With `rest`,
  * it pauses after each page `rest` times as long as the page took: a listing in the background
@@ -36,11 +48,9 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  */
 export async function* pagedKeys(nc: NatsConnection, bucket: string, page = 10_000, rest = 0): AsyncIterable<string> {
   const prefix = `$KV.${bucket}.`;
-  // Starting the consumer makes the server count the last message of every key: seconds for a
-  // million of them on a busy server, past the API's default timeout.
   const consumer = await jetstream(nc, { timeout: 30_000 }).consumers.get(`KV_${bucket}`, {
     filter_subjects: `${prefix}>`,
-    deliver_policy: DeliverPolicy.LastPerSubject,
+    deliver_policy: DeliverPolicy.All,
     headers_only: true,
   });
   try {
@@ -83,7 +93,7 @@ export function createHeartbeatsProjection(kv: KV, keys: () => AsyncIterable<str
   return {
     put,
     remove,
-    async reconcile(wanted, inScope, abandoned = () => false) {
+    async reconcile(wanted, inScope, current, abandoned = () => false) {
       // A key of a wanted heartbeat is checked off; any other of the scope is an orphan. Only
       // keys outside `wanted` ask `inScope`, which may hash the id.
       const orphans: string[] = [];
@@ -99,11 +109,25 @@ export function createHeartbeatsProjection(kv: KV, keys: () => AsyncIterable<str
         wanted.clear();
         return { puts: 0, deletes: 0 };
       }
-      const missing = [...wanted];
+      const missing = [...wanted.keys()];
       wanted.clear();
-      await inParallel(missing, 64, ([id, projectId]) => put(id, projectId));
-      await inParallel(orphans, 64, remove);
-      return { puts: missing.length, deletes: orphans.length };
+      let puts = 0;
+      let deletes = 0;
+      for (let i = 0; i < missing.length; i += RECHECK) {
+        if (abandoned()) break;
+        const now = await current(missing.slice(i, i + RECHECK));
+        await inParallel([...now], 64, ([id, projectId]) => put(id, projectId));
+        puts += now.size;
+      }
+      for (let i = 0; i < orphans.length; i += RECHECK) {
+        if (abandoned()) break;
+        const batch = orphans.slice(i, i + RECHECK);
+        const now = await current(batch);
+        const gone = batch.filter((id) => !now.has(id));
+        await inParallel(gone, 64, remove);
+        deletes += gone.length;
+      }
+      return { puts, deletes };
     },
   };
 }

@@ -1,6 +1,7 @@
 import { arrayLiteral, type Db, type Sql, type Statement } from '../../platform/db/sql.ts';
 import type { HeartbeatRecord } from '../repo.ts';
 import type { DeadlineRow, StateColumns } from '../record.ts';
+import { isUuid } from '../../../../shared/src/uuid.ts';
 
 /**
  * What the deadline role reads of a heartbeat it loads: what its deadline depends on, its project
@@ -28,6 +29,15 @@ export function loadPartitions(sql: Sql, partitions: number, which: readonly num
     select id, project_id, active, status, next_ping_at, grace_period, started_at, runs, max_duration, ${partition} as partition
     from heartbeats h
     where ${partition} = any(${arrayLiteral(which.map(String))}::int[])`.cursor(chunk);
+}
+
+/** The heartbeats of these ids that exist now, id → project id (a key that is no id has none). */
+export async function heartbeatsNow(sql: Sql, ids: readonly string[]): Promise<Map<string, string>> {
+  const valid = ids.filter(isUuid);
+  if (valid.length === 0) return new Map();
+  const rows = await sql<{ id: string; project_id: string }[]>`
+    select id, project_id from heartbeats where id = any(${arrayLiteral(valid)}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r.project_id]));
 }
 
 /** The rows, locked until the transaction ends, in id order so two lockers never deadlock. */

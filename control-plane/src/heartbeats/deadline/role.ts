@@ -21,7 +21,7 @@ import { createDeliveries } from './deliveries.ts';
 import { leaseTiming } from './lease-plan.ts';
 import { startLeases, type Leases } from './leases.ts';
 import { createHeartbeatsProjection, pagedKeys } from './projection.ts';
-import { loadPartitions } from './repo.ts';
+import { heartbeatsNow, loadPartitions } from './repo.ts';
 import { createPartitionClock, type PartitionClock } from './partition-clock.ts';
 import { createRunner, type Delivery } from './runner.ts';
 import { createDeadlineTimers, type DeadlineTimers } from './timers.ts';
@@ -294,6 +294,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
           const p = partitionOf(id);
           return scope.has(p) && held.has(p);
         },
+        (ids) => heartbeatsNow(opts.sql, ids),
         () => stopping,
       );
       log.info(

@@ -24,6 +24,7 @@ import { setFlash } from '../../accounts/sessions.ts';
 import { urls } from '../urls.ts';
 import { pageAccessAt } from '../../status-pages/service.ts';
 import { PRIVATE_CACHE_CONTROL, type StatusPageAccess } from './status-page-access.ts';
+import { isUuid } from '../../../../shared/src/uuid.ts';
 
 /** What a badge card offers of a kind: its file, a heading, and the alt text of its image. */
 const cardKinds = [
@@ -128,7 +129,6 @@ function sendBadge(
 const FIGURES_FRESH_MS = 60_000;
 
 const slugPattern = /^[A-Za-z0-9_-]{22}$/;
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function badgeRoutes(app: App, deps: WebDeps, access: StatusPageAccess): void {
   const { ctx } = deps;
@@ -184,8 +184,7 @@ export function badgeRoutes(app: App, deps: WebDeps, access: StatusPageAccess): 
     return answer(
       req,
       reply,
-      async () =>
-        slugPattern.test(slug) && uuidPattern.test(component) ? pageComponentTarget(ctx, slug, component.toLowerCase()) : undefined,
+      async () => (slugPattern.test(slug) && isUuid(component) ? pageComponentTarget(ctx, slug, component.toLowerCase()) : undefined),
       file,
       gate === 'granted' ? PRIVATE_CACHE_CONTROL : undefined,
     );
