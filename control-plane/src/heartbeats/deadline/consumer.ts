@@ -58,7 +58,12 @@ export async function consumePartition(opts: {
     noun: 'ping',
     pull: {
       kind: 'rounds',
-      maxMessages: 1_000,
+      // Small rounds, so that a partition pinged steadily ends its rounds by count, not by their
+      // expiry: a round that expires can leave the partition with no delivery for about a second
+      // (nats-server 2.9 with nats.js fetch; the pull then ends with "heartbeats missed"), and a
+      // partition with pings waiting judges its deadlines by the newest one delivered (ADR 0021),
+      // so its misses waited that second too (ADR 0045).
+      maxMessages: 100,
       expiresMs: opts.expiresMs ?? 1_000,
       ...(opts.onPulled ? { onPulled: opts.onPulled } : {}),
     },
