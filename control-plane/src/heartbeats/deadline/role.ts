@@ -6,6 +6,7 @@ import type { Ping } from '../../../../shared/src/contracts/pings.ts';
 import type { Logger } from '../../../../shared/src/logger.ts';
 import type { Metrics } from '../../../../shared/src/metrics.ts';
 import type { NatsConnection } from '../../../../shared/src/nats.ts';
+import { boundedMemo } from '../../../../shared/src/memo.ts';
 import { pingPartition } from '../../../../shared/src/pings/partition.ts';
 import { bucketOptions, openBucket } from '../../../../shared/src/provision.ts';
 import type { Names } from '../../../../shared/src/subjects.ts';
@@ -103,7 +104,9 @@ interface HeldPartition {
 export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const log = opts.log.child({ component: 'deadline' });
   const clock = opts.clock ?? systemClock;
-  const partitionOf = (id: string) => pingPartition(id, opts.partitions);
+  // A step asks its heartbeat's partition for its clock and again for its deadline, and md5 costs
+  // about 2 µs: the partitions of the heartbeats being worked on are kept (at most 16,384).
+  const partitionOf = boundedMemo((id: string) => pingPartition(id, opts.partitions), 16_384);
   const buckets = { replicas: opts.replicas };
   // The listing runs in the background after loads (reconcileKeys): it rests as long as it works.
   const projection = createHeartbeatsProjection(await openBucket(opts.nc, opts.names, 'heartbeats', buckets), () =>
@@ -291,7 +294,8 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
         wanted,
         (id) => {
           if (all && held.size === opts.partitions) return true;
-          const p = partitionOf(id);
+          // Every key of the bucket passes here once: not kept, they would only push out the ids being worked on.
+          const p = pingPartition(id, opts.partitions);
           return scope.has(p) && held.has(p);
         },
         (ids) => heartbeatsNow(opts.sql, ids),
