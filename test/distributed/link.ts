@@ -8,6 +8,12 @@ export interface Link {
   /** Drops every connection and refuses new ones: the region is cut off. */
   cut(): void;
   restore(): void;
+  /**
+   * Holds what the far side sends (what the near side sends still reaches it) until release():
+   * a server that is slow to answer and to deliver.
+   */
+  hold(): void;
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -18,6 +24,8 @@ export interface Link {
 export async function startLink(targetPort: number, host = '127.0.0.1'): Promise<Link> {
   const sockets = new Set<Socket>();
   let up = true;
+  let holding = false;
+  const held: { to: Socket; chunk: Buffer }[] = [];
   const server = createServer((inbound) => {
     if (!up) {
       inbound.destroy();
@@ -32,7 +40,12 @@ export async function startLink(targetPort: number, host = '127.0.0.1'): Promise
         outbound.destroy();
       });
     }
-    inbound.pipe(outbound).pipe(inbound);
+    inbound.pipe(outbound);
+    outbound.on('data', (chunk: Buffer) => {
+      if (holding) held.push({ to: inbound, chunk });
+      else inbound.write(chunk);
+    });
+    outbound.on('end', () => inbound.end());
   });
   server.listen(0, host);
   await once(server, 'listening');
@@ -47,6 +60,13 @@ export async function startLink(targetPort: number, host = '127.0.0.1'): Promise
     },
     restore() {
       up = true;
+    },
+    hold() {
+      holding = true;
+    },
+    release() {
+      holding = false;
+      for (const { to, chunk } of held.splice(0)) if (!to.destroyed) to.write(chunk);
     },
     async close() {
       up = false;

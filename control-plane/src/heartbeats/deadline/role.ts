@@ -29,6 +29,13 @@ import { createDeadlineTimers, type DeadlineTimers } from './timers.ts';
 
 export const DEADLINE_ROLE = 'deadline';
 const RETRY_MS = 2_000;
+/**
+ * A partition's consumer state is asked for at most this often while deadlines come due (each
+ * answer lets every deadline up to the instant it was asked at be judged), and again after this
+ * long when it went unanswered.
+ */
+const CHECK_SPACING_MS = 20;
+const CHECK_RETRY_MS = 1_000;
 const RELOAD_MS = 10_000;
 
 export interface DeadlineOptions {
@@ -88,6 +95,10 @@ interface HeldPartition {
   timers: DeadlineTimers;
   consumer?: PartitionConsumer;
   checking: boolean;
+  /** Deadlines came due while the consumer's state was being asked for: ask again once answered. */
+  checkAgain: boolean;
+  /** When the consumer's state was last asked for (performance.now()). */
+  checkedAt: number;
   /** A ping with others behind it was delivered since the consumer's state was last asked for. */
   backlogSeen: boolean;
 }
@@ -99,7 +110,8 @@ interface HeldPartition {
  * (state.ts), and keeps the partition's keys of KV `heartbeats`. API changes arrive by
  * LISTEN/NOTIFY. A partition whose pings have not all reached this process (a backlog after an
  * outage, a takeover, a flood) judges its deadlines by the newest ping delivered, not by the
- * clock (ADR 0021).
+ * clock (ADR 0021); one that has judges them up to the last instant its consumer confirmed it
+ * (ADR 0046), so a ping the server is slow to deliver still answers its deadline.
  */
 export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   const log = opts.log.child({ component: 'deadline' });
@@ -126,8 +138,8 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
   // Invalid pings, over every partition held since the start.
   const counters = newCounters();
 
-  const hold = (): HeldPartition => {
-    const pclock = createPartitionClock(clock);
+  const hold = (partition: number): HeldPartition => {
+    const pclock = createPartitionClock(clock, { confirm: () => void checkCaughtUp(partition) });
     const timers = createDeadlineTimers({
       clock: pclock,
       onDue: (ids) => {
@@ -135,23 +147,50 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
       },
       ...(opts.metrics ? { onLateness: (ms: number) => opts.metrics!.deadlineLateness.observe(Math.max(0, ms) / 1000) } : {}),
     });
-    return { clock: pclock, timers, checking: false, backlogSeen: false };
+    return { clock: pclock, timers, checking: false, checkAgain: false, checkedAt: -Infinity, backlogSeen: false };
   };
 
-  /** Asks the consumer whether every ping of the partition has reached this process. */
-  const checkCaughtUp = async (partition: number) => {
+  /**
+   * Asks the consumer whether every ping of the partition has reached this process. The answer
+   * holds for the instant it was asked at: deadlines up to it may be judged (partition-clock.ts,
+   * ADR 0046). One question at a time per partition, at most one every CHECK_SPACING_MS: the
+   * deadlines that come due meanwhile wait for the next. Unanswered (NATS away), it is asked
+   * again after CHECK_RETRY_MS, and the deadlines that came due wait.
+   */
+  const checkCaughtUp = async (partition: number): Promise<void> => {
     const h = held.get(partition);
-    if (!h?.consumer || h.checking) return;
+    if (!h?.consumer) return;
+    if (h.checking) {
+      h.checkAgain = true;
+      return;
+    }
     h.checking = true;
-    h.backlogSeen = false;
     try {
-      const s = await h.consumer.state();
-      // Deliveries the server waits on beyond those held here went to a previous holder: they
-      // come again after their ack wait, with instants before what was delivered since.
-      const caughtUp = s.pending === 0 && s.ackPending <= deliveries.heldIn(partition);
-      if (held.get(partition) === h && !(caughtUp && h.backlogSeen)) h.clock.setCaughtUp(caughtUp);
-    } catch (err) {
-      log.debug({ err, partition }, 'consumer state not read; asked again after the next pull');
+      do {
+        h.checkAgain = false;
+        const wait = h.checkedAt + CHECK_SPACING_MS - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        if (held.get(partition) !== h || stopping) return;
+        h.backlogSeen = false;
+        h.checkedAt = performance.now();
+        const askedAt = clock.now();
+        let s: { pending: number; ackPending: number };
+        try {
+          s = await h.consumer.state();
+        } catch (err) {
+          log.debug({ err, partition }, 'consumer state not read; asked again shortly');
+          const timer = setTimeout(() => {
+            retries.delete(timer);
+            void checkCaughtUp(partition);
+          }, CHECK_RETRY_MS);
+          retries.add(timer);
+          return;
+        }
+        // Deliveries the server waits on beyond those held here went to a previous holder: they
+        // come again after their ack wait, with instants before what was delivered since.
+        const caughtUp = s.pending === 0 && s.ackPending <= deliveries.heldIn(partition);
+        if (held.get(partition) === h && !(caughtUp && h.backlogSeen)) h.clock.setCaughtUp(caughtUp, askedAt);
+      } while (h.checkAgain);
     } finally {
       h.checking = false;
     }
@@ -201,7 +240,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     }
     if (!deliveries.hold(msg, partition)) return false;
     // At the cap the server delivers nothing more until pings are answered: what waits is unknown.
-    if (h && deliveries.heldIn(partition) >= MAX_ACK_PENDING) h.clock.setCaughtUp(false);
+    if (h && deliveries.heldIn(partition) >= MAX_ACK_PENDING) h.clock.setCaughtUp(false, clock.now());
     return true;
   };
 
@@ -350,7 +389,7 @@ export async function startDeadline(opts: DeadlineOptions): Promise<Deadline> {
     const mine = new Map<number, HeldPartition>();
     for (const p of ps) {
       owned.add(p);
-      const h = hold();
+      const h = hold(p);
       held.set(p, h);
       mine.set(p, h);
     }

@@ -59,8 +59,9 @@ export interface Runner {
 /**
  * Runs the actors' batches: the transaction (steps.ts), then, once it committed, the answers to
  * the stream, the deadlines, the KV projection and the events. Each step's clock is its
- * partition's (no later than the newest ping delivered while a backlog is replayed), and no later
- * than the heartbeat's next ping still queued: a step never judges a miss a known ping answers.
+ * partition's (no later than the newest ping delivered or the last instant the server confirmed
+ * that every ping had been delivered, see partition-clock.ts), and no later than the heartbeat's
+ * next ping still queued: a step never judges a miss a ping already published answers.
  */
 export function createRunner(opts: RunnerOptions): Runner {
   const { log, deliveries } = opts;
