@@ -34,7 +34,7 @@ const RETRY_MS = 2_000;
  * answer lets every deadline up to the instant it was asked at be judged), and again after this
  * long when it went unanswered.
  */
-const CHECK_SPACING_MS = 20;
+const CHECK_SPACING_MS = 50;
 const CHECK_RETRY_MS = 1_000;
 const RELOAD_MS = 10_000;
 
