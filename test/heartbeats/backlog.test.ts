@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { consumerName } from '../../control-plane/src/heartbeats/deadline/consumer.ts';
@@ -12,6 +11,7 @@ import { ensureStreams } from '../../shared/src/provision.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { createTestNats, type TestNats } from '../harness/nats.ts';
+import { edgePing } from '../harness/pings.ts';
 import { eventually } from '../harness/streams.ts';
 
 const PARTITIONS = 4;
@@ -77,19 +77,7 @@ describe('deadlines while a backlog of pings is replayed', () => {
   const js = () => jetstream(nats.nc);
   /** A ping as an edge publishes it. */
   const message = (heartbeatId: string, kind: Ping['kind'] = 'success') => {
-    const p: Ping = {
-      id: randomUUID(),
-      heartbeat_id: heartbeatId,
-      kind,
-      exit_code: null,
-      received_at: new Date().toISOString(),
-      region: null,
-      method: 'GET',
-      source: '127.0.0.1',
-      user_agent: null,
-      body: '',
-      body_size: 0,
-    };
+    const p = edgePing(heartbeatId, { kind });
     return {
       subject: nats.names.subjects.ping(pingPartition(heartbeatId, PARTITIONS), heartbeatId),
       payload: JSON.stringify(p),

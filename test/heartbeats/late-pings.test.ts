@@ -8,6 +8,7 @@ import { nextState, type HeartbeatState, type PingKind } from '../../control-pla
 import type { Ping } from '../../shared/src/contracts/pings.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
+import { edgePing } from '../harness/pings.ts';
 
 // T0 = 2026-03-10T12:00:00Z; t(s) is that many seconds later. Period 1 h, grace 60 s: nothing is
 // missed between pings a few seconds apart.
@@ -137,19 +138,7 @@ describe('the deadline steps with pings delivered out of order', () => {
   };
   const ping = (heartbeatId: string, kind: PingKind, at: Date): { ping: Ping; at: Date } => ({
     at,
-    ping: {
-      id: randomUUID(),
-      heartbeat_id: heartbeatId,
-      kind,
-      exit_code: null,
-      received_at: at.toISOString(),
-      region: null,
-      method: 'POST',
-      source: '127.0.0.1',
-      user_agent: null,
-      body: '',
-      body_size: 0,
-    },
+    ping: edgePing(heartbeatId, { kind, received_at: at.toISOString(), method: 'POST' }),
   });
   const alertsOf = async (id: string) =>
     (

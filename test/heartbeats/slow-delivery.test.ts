@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { startDeadline, type Deadline } from '../../control-plane/src/heartbeats/deadline/role.ts';
 import { toDate } from '../../control-plane/src/heartbeats/record.ts';
 import { createOutboxPublisher, type OutboxPublisher } from '../../control-plane/src/platform/outbox.ts';
-import type { Ping } from '../../shared/src/contracts/pings.ts';
 import type { NatsConnection } from '../../shared/src/nats.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { ensureStreams } from '../../shared/src/provision.ts';
@@ -14,6 +12,7 @@ import { startLink, type Link } from '../distributed/link.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { createTestNats, type TestNats } from '../harness/nats.ts';
+import { edgePing } from '../harness/pings.ts';
 import { eventually } from '../harness/streams.ts';
 
 const PARTITIONS = 2;
@@ -60,19 +59,7 @@ describe('a ping delivered late by the server', () => {
   });
 
   const ping = (heartbeatId: string) => {
-    const p: Ping = {
-      id: randomUUID(),
-      heartbeat_id: heartbeatId,
-      kind: 'success',
-      exit_code: null,
-      received_at: new Date().toISOString(),
-      region: null,
-      method: 'GET',
-      source: '127.0.0.1',
-      user_agent: null,
-      body: '',
-      body_size: 0,
-    };
+    const p = edgePing(heartbeatId);
     return jetstream(nats.nc).publish(nats.names.subjects.ping(pingPartition(heartbeatId, PARTITIONS), heartbeatId), JSON.stringify(p), {
       msgID: p.id,
     });
