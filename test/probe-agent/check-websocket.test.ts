@@ -1,5 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
@@ -52,7 +53,7 @@ async function serve(name: string, server: Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-const urls = { plain: '', secure: '', expired: '', silent: '' };
+const urls = { plain: '', secure: '', expired: '', silent: '', mute: '' };
 
 const resolve = async (host: string): Promise<ResolvedAddress[]> => {
   if (host === 'localhost') return [{ address: '127.0.0.1', family: 4 }];
@@ -101,6 +102,20 @@ before(async () => {
     'silent',
     net.createServer((socket) => void socket.resume()),
   )}`;
+  // Accepts the upgrade, then reads every frame and answers none: not even the closing handshake.
+  urls.mute = `ws://127.0.0.1:${await serve(
+    'mute',
+    net.createServer((socket) => {
+      socket.once('data', (request: Buffer) => {
+        const key = /^sec-websocket-key:\s*(\S+)/im.exec(request.toString('latin1'))?.[1] ?? '';
+        const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+        socket.write(
+          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+        );
+        socket.resume();
+      });
+    }),
+  )}`;
   const probe = net.createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   closedPort = (probe.address() as AddressInfo).port;
@@ -133,6 +148,17 @@ describe('checkWebSocket', () => {
     await seen.plain!.closed[before];
     assert.equal(seen.plain!.closeCodes.at(-1), 1000);
     await latestClosed('plain');
+  });
+
+  it('lets go of a server that never answers its close frame a second after the result', async () => {
+    const out = await checkWebSocket(target(urls.mute), context());
+    assert.equal(out.ok, true, JSON.stringify(out.error));
+    const resultAt = performance.now();
+    // The check's result does not wait for the closing handshake; the socket goes once its time is up.
+    await latestClosed('mute');
+    const heldMs = performance.now() - resultAt;
+    assert.ok(heldMs >= 900, `closed ${heldMs} ms after the result, before the closing handshake's time`);
+    assert.ok(heldMs < 5_000, `closed ${heldMs} ms after the result: the socket outlived the closing handshake's time`);
   });
 
   it('fails a refused upgrade with its status', async () => {

@@ -19,6 +19,9 @@ export type WebSocketTarget = {
 
 const watch = createSignalWatch();
 
+/** How long a check's closing handshake may take once its result is known. */
+const CLOSE_TIMEOUT_MS = 1_000;
+
 /** What the check saw of the server: the upgrade answer and the last message. */
 type Seen = { status: number | null; readyAt: number; respondedAt: number; opened: boolean; lastMessage: string | undefined };
 
@@ -121,15 +124,21 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
 
   try {
     const endpoint = endpointOf(target.url);
-    // http.request takes a createConnection that calls back once connected (the form @types/ws
-    // does not describe): the upgrade request goes out only on a socket that passed the address
-    // policy and the certificate verification.
-    const createConnection = (_options: unknown, connected: (err: Error | null, socket?: Socket) => void): undefined => {
-      connection.open(endpoint, ctx).then((socket) => {
-        seen.readyAt = performance.now();
-        connected(null, socket);
-      }, connected);
-      return undefined;
+    // http.request takes a createConnection that returns the socket or calls back with it (the
+    // second form @types/ws does not describe). wss:// calls back once the certificate passed, so
+    // the upgrade request never reaches a server whose certificate failed. ws:// returns the socket
+    // at once: the request waits in it until connected, and it connects only to an address the
+    // policy allows (a literal is judged before, a name's answers as they come).
+    const createConnection = (_options: unknown, connected: (err: unknown, socket?: Socket) => void): Socket | undefined => {
+      connection.start(endpoint, ctx, null, {
+        connected(err) {
+          if (err === null) seen.readyAt = performance.now();
+          // A plain socket's own errors reach the request through the socket, as for ws's default.
+          if (endpoint.tls) connected(err, connection.socket ?? undefined);
+          else if (err !== null && connection.socket === null) connected(err);
+        },
+      });
+      return endpoint.tls ? undefined : (connection.socket ?? undefined);
     };
     const headers: Record<string, string> = { 'user-agent': ctx.userAgent };
     for (const { name, value } of target.headers) headers[name] = value;
@@ -139,8 +148,11 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
       followRedirects: false,
       // A server must not make the agent hold a huge message: beyond this ws closes with 1009 and the check fails.
       maxPayload: ctx.maxBodyBytes * 4,
+      // How long the closing handshake may take before ws destroys the socket (ws's own timer;
+      // @types/ws does not describe the option yet).
+      closeTimeout: CLOSE_TIMEOUT_MS,
       createConnection: createConnection as unknown as ClientOptions['createConnection'],
-    });
+    } as ClientOptions);
     return outcome(await exchange(ws, target, ctx, cell, seen));
   } catch (err) {
     return outcome(connectionFailure(err, cell.reason, target.timeout_ms));
@@ -149,14 +161,9 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
     if (ws?.readyState === WebSocket.OPEN) {
       // A clean close: the server answers the close frame and the socket ends. Terminating at once
       // would destroy the socket under the frame still being written, which costs an error per check.
-      const open = ws;
-      open.close(1000);
-      const hardStop = setTimeout(() => open.terminate(), 1_000);
-      hardStop.unref();
-      open.once('close', () => {
-        clearTimeout(hardStop);
-        connection.close();
-      });
+      // A server that never answers it loses the socket after CLOSE_TIMEOUT_MS (ws's close timer).
+      ws.close(1000);
+      ws.once('close', () => connection.close());
     } else {
       ws?.terminate();
       connection.close();
