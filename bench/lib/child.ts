@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 export type ScriptOptions = {
   /** Node flags before the script (--expose-gc, --cpu-prof ...). */
   nodeFlags?: string[];
+  /** The script is JavaScript already (compileScript): run by Node alone, without tsx's loader. */
+  compiled?: boolean;
   env?: Record<string, string>;
   /** Killed (SIGKILL) past this; every child is bounded in time. */
   timeoutMs: number;
@@ -17,7 +19,8 @@ export function scriptPath(relativeToBench: string): string {
 }
 
 function spawnScript(script: string, args: string[], opts: ScriptOptions): ChildProcess {
-  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', tsx, scriptPath(script), ...args], {
+  const loader = opts.compiled ? [] : ['--import', tsx];
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), ...loader, scriptPath(script), ...args], {
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     env: { ...process.env, ...opts.env },
   });

@@ -1,13 +1,16 @@
 /**
- * One measured loop of checks of one type in a process of its own: our check function, or the
- * floor (the same library doing the same network work with nothing around it). Answers with the
- * CPU time of this process over the measured checks, and that of its reaped children (ping).
+ * Measured loops of checks of one type, in a process of their own: our check function and the
+ * floor (the same library doing the same network work with nothing around it), and any other
+ * client a comparison names. The clients take turns in batches, so a moment the machine is slower
+ * weighs on each alike. Answers with each client's CPU time in this process over its measured
+ * checks, and that of the children it reaped (ping).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect } from 'node:tls';
 import { Client as GrpcClient, credentials, Metadata } from '@grpc/grpc-js';
 import { Agent, request } from 'undici';
@@ -40,25 +43,32 @@ export type CheckKind = 'tcp' | 'tls' | 'dns' | 'websocket' | 'grpc' | 'icmp' | 
 export type ClientName = 'ours' | 'ours-plain' | 'floor' | 'floor-resolver-per-query';
 export type WorkerArgs = {
   kind: CheckKind;
-  client: ClientName;
+  /** Measured in turns, a batch each; one client only when profiling. */
+  clients: ClientName[];
   servers: ServersReady;
+  /** Measured checks of each client. */
   count: number;
+  /** Each client's count is measured in this many batches, the clients taking turns. */
+  batches: number;
+  /** Checks of each client before measuring. */
   warmup: number;
   concurrency: number;
+  /** Wall time each client's measured checks may take in all. */
   maxMs: number;
+  /** Profile the measured checks (of the one client) into bench/results/profiles/<profile>.cpuprofile. */
   profile?: string;
 };
-export type WorkerAnswer = {
+export type ClientRun = {
   checks: number;
   failures: number;
   firstError?: string;
   wallMs: number;
-  /** process.cpuUsage() of this process, user + system. */
+  /** process.cpuUsage() of this process over the client's batches, user + system. */
   cpuUs: number;
-  /** cutime + cstime of /proc/self/stat: children this process reaped (the ping processes). */
+  /** cutime + cstime of /proc/self/stat over its batches: children this process reaped (the ping processes). */
   childCpuUs: number;
-  profile?: ProfileSummary;
 };
+export type WorkerAnswer = { runs: Partial<Record<ClientName, ClientRun>>; profile?: ProfileSummary };
 
 /** One check: null when it passed, else why not. */
 type LoopClient = { one: () => Promise<string | null>; close: () => Promise<void> | void };
@@ -325,9 +335,12 @@ const clientsOf: Record<CheckKind, () => Partial<Record<ClientName, () => LoopCl
   multistep: multistepClients,
 };
 
-const make = clientsOf[args.kind]()[args.client];
-if (make === undefined) throw new Error(`no client ${args.client} for ${args.kind}`);
-const client = make();
+const makers = clientsOf[args.kind]();
+const clients = args.clients.map((name) => {
+  const make = makers[name];
+  if (make === undefined) throw new Error(`no client ${name} for ${args.kind}`);
+  return { name, client: make() };
+});
 
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
@@ -338,7 +351,11 @@ function childrenCpuUs(): number {
   return ((Number(fields[13]) + Number(fields[14])) * 1e6) / ticksPerSecond;
 }
 
-async function loop(count: number, deadline: number): Promise<{ checks: number; failures: number; firstError?: string }> {
+async function loop(
+  client: LoopClient,
+  count: number,
+  deadline: number,
+): Promise<{ checks: number; failures: number; firstError?: string }> {
   let issued = 0;
   let failures = 0;
   let firstError: string | undefined;
@@ -356,19 +373,55 @@ async function loop(count: number, deadline: number): Promise<{ checks: number; 
   return { checks: issued, failures, ...(firstError !== undefined ? { firstError } : {}) };
 }
 
-await loop(args.warmup, performance.now() + args.maxMs);
-const measure = async () => {
+/**
+ * What a batch leaves running once its last check answered (a WebSocket's closing handshake, a
+ * socket's close) is done within this on loopback: a batch's CPU is read after it, so each
+ * client is charged its own.
+ */
+const SETTLE_MS = 25;
+
+/** One measured batch: CPU from its first check to SETTLE_MS after its last answer. */
+async function batch(client: LoopClient, count: number, deadline: number) {
+  await sleep(SETTLE_MS);
   const cpu0 = process.cpuUsage();
   const children0 = childrenCpuUs();
   const t0 = performance.now();
-  const done = await loop(args.count, t0 + args.maxMs);
+  const done = await loop(client, count, deadline);
   const wallMs = performance.now() - t0;
+  await sleep(SETTLE_MS);
   const cpu = process.cpuUsage(cpu0);
   return { ...done, wallMs, cpuUs: cpu.user + cpu.system, childCpuUs: childrenCpuUs() - children0 };
+}
+
+for (const { client } of clients) await loop(client, args.warmup, performance.now() + args.maxMs);
+
+const measure = async (): Promise<Partial<Record<ClientName, ClientRun>>> => {
+  const runs: Partial<Record<ClientName, ClientRun>> = {};
+  const perBatch = Math.ceil(args.count / args.batches);
+  const batchMs = args.maxMs / args.batches;
+  for (let b = 0; b < args.batches; b++) {
+    // Turns rotate: each client goes first as often as the others.
+    for (let i = 0; i < clients.length; i++) {
+      const { name, client } = clients[(b + i) % clients.length]!;
+      const left = args.count - (runs[name]?.checks ?? 0);
+      if (left <= 0) continue;
+      const r = await batch(client, Math.min(perBatch, left), performance.now() + batchMs);
+      const sum = runs[name];
+      runs[name] = {
+        checks: (sum?.checks ?? 0) + r.checks,
+        failures: (sum?.failures ?? 0) + r.failures,
+        wallMs: (sum?.wallMs ?? 0) + r.wallMs,
+        cpuUs: (sum?.cpuUs ?? 0) + r.cpuUs,
+        childCpuUs: (sum?.childCpuUs ?? 0) + r.childCpuUs,
+        ...((sum?.firstError ?? r.firstError) !== undefined ? { firstError: sum?.firstError ?? r.firstError } : {}),
+      };
+    }
+  }
+  return runs;
 };
 const out: WorkerAnswer = args.profile
-  ? await profiled(args.profile, measure).then(({ result, profile }) => ({ ...result, profile }))
-  : await measure();
-await client.close();
+  ? await profiled(args.profile, measure).then(({ result, profile }) => ({ runs: result, profile }))
+  : { runs: await measure() };
+for (const { client } of clients) await client.close();
 await answer(out);
 process.exit(0);

@@ -9,13 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selfSignedCert } from '../lib/cert.ts';
 import { runScript, startScript } from '../lib/child.ts';
+import { compileScript } from '../lib/compile.ts';
 import { runPart, type PartContext } from '../lib/part.ts';
 import { extraByCategory } from '../lib/profile.ts';
 import { median, round, sig } from '../lib/stats.ts';
 import type { ServersReady } from './check-types-servers.ts';
-import type { CheckKind, ClientName, WorkerAnswer, WorkerArgs } from './check-types-worker.ts';
+import type { CheckKind, ClientName, ClientRun, WorkerAnswer, WorkerArgs } from './check-types-worker.ts';
 
 const ratioGoal = 1.15;
+/** Batches each client's measured checks come in, the clients of a case taking turns. */
+const BATCHES = 10;
 
 /** One figure: `value` client against `base` client; a goal when `goal` is set. */
 type Comparison = { metric: string; value: ClientName; base: ClientName; baseLabel: string; goal?: string };
@@ -130,7 +133,7 @@ function describe(ctx: PartContext, rounds: number, maxMs: number): void {
     'ICMP: `checkIcmp` of 127.0.0.1 with count 1 against a bare `spawn("ping", ["-n", "-c", "1", "127.0.0.1"])` reading its output. A check is a process: the CPU counted is the worker\'s own (`process.cpuUsage()`, which includes the fork and exec) plus that of the ping processes it reaped, from cutime+cstime of /proc/self/stat (kernel-accurate sums shown in 10 ms ticks, so a run of several seconds of child CPU is needed). The ICMP round trip itself costs the kernel little on loopback.',
     'HTTP with assertions: an `http` assignment through `createProbeRunner` (what the agent runs for every HTTP monitor) with three assertions (json `$.status` equals "ok", header `content-type` contains "json", response_time less_than 5000), which turn on capturing headers and body, against the same assignment without assertions; that one against a bare undici loop (`request()` + `body.dump()`), all on one keep-alive server. Goals: without assertions at most 1.15x the floor (the checks part\'s goal, here through the runner); the assertions add at most 15% to the check without them.',
     'Multi-step: `runSteps` with two GET steps, the first extracting `$.token` from its JSON, the second carrying it in its URL, against two of our plain checks (`createChecker().run`, no capture) to the same URLs on the same keep-alive server. The floor is our own HTTP check because that is what a step is: the goal bounds what the steps add (capturing and decoding the first body, the JSONPath, the template, the per-step details) to 15%.',
-    `Each client runs in a process of its own (bench/parts/check-types-worker.ts): 32 checks in flight (ICMP 8), a warm-up of half as many checks (the code the agent runs all day is the optimised code: after a warm-up of 10% identical runs still cost 20-30% more), then ${counts} checks (at most ${maxMs / 1000} s); CPU per check = CPU of that process over the measured checks (and its reaped children's) / checks. ${rounds} round(s), clients alternating; the figures are medians. A ratio is the median of the rounds' own ratios, each of a client against its baseline run just before or after it: identical runs drift by 10-30% over a part on a shared machine (its load, the kernel's table of closed connections), and the two runs of a round drift together.`,
+    `The clients of a type (ours, its floor, and any other a comparison names) run in one process (bench/parts/check-types-worker.ts), compiled by esbuild as the agent ships (scripts/build.mjs; tsx's keepNames would wrap every function a check creates in a call the agent never makes): 32 checks in flight (ICMP 8), a warm-up of half as many checks of each (the code the agent runs all day is the optimised code: after a warm-up of 10% identical runs still cost 20-30% more), then ${counts} measured checks of each in ${ctx.quick ? 4 : BATCHES} batches, the clients taking turns batch by batch (at most ${maxMs / 1000} s of checks each); a batch's CPU is read 25 ms after its last check answered, so what it left running (a closing handshake) is its own. CPU per check = CPU of the process over a client's batches (and of the children it reaped) / its checks. ${rounds} round(s), each a new process; the figures are medians. A ratio is the median of the rounds' own ratios. Why turns in one process: identical runs in processes of their own differed by 10-30% (up to 0.81-1.37 as a ratio of two such runs of one WebSocket round) on this shared machine; batches in turns put a slower moment on every client alike, and one process's ratios spread about half as wide.`,
   );
 }
 
@@ -152,32 +155,44 @@ await runPart('check-types', 'Check cost per type', async (ctx) => {
   });
   ctx.cleanup(() => servers.stop());
 
-  const work = (c: Case, client: ClientName, profile?: string) => {
+  // The worker runs as the agent's code ships: compiled by esbuild (bench/lib/compile.ts).
+  const worker = await compileScript('parts/check-types-worker.ts');
+  const work = async (c: Case, clients: ClientName[], profile?: string) => {
+    // A profile names each function's own file: run from the sources for it.
+    const compiled = profile === undefined;
     const count = c.counts[q ? 0 : 1];
     const args: WorkerArgs = {
       kind: c.kind,
-      client,
+      clients,
       servers: servers.ready,
       count,
+      batches: q ? 4 : BATCHES,
       warmup: Math.max(20, Math.round(count / 2)),
       concurrency: c.concurrency,
       maxMs,
       ...(profile ? { profile } : {}),
     };
-    return runScript<WorkerAnswer>('parts/check-types-worker.ts', [JSON.stringify(args)], {
-      timeoutMs: maxMs * 3 + 30_000,
+    return runScript<WorkerAnswer>(compiled ? worker : 'parts/check-types-worker.ts', [JSON.stringify(args)], {
+      compiled,
+      timeoutMs: maxMs * clients.length * 3 + 30_000,
       env: { NODE_EXTRA_CA_CERTS: cert.certFile },
-      label: `${c.kind} ${client}`,
+      label: `${c.kind} ${clients.join('+')}`,
     });
   };
+  /** One client's measured checks, alone in its process, with its profile (run by tsx, so functions keep their files' names). */
+  const profiledRun = async (c: Case, client: ClientName, name: string) => {
+    const a = await work(c, [client], name);
+    return { ...a.runs[client]!, profile: a.profile! };
+  };
 
-  const runs = new Map<string, WorkerAnswer[]>();
+  const runs = new Map<string, ClientRun[]>();
   const key = (c: Case, client: ClientName) => `${c.kind}|${client}`;
   for (let r = 0; r < rounds; r++) {
     for (const c of cases) {
       const clients = clientsOf(c);
-      for (const client of r % 2 === 0 ? clients : [...clients].reverse()) {
-        const a = await work(c, client);
+      const answer = await work(c, r % 2 === 0 ? clients : [...clients].reverse());
+      for (const client of clients) {
+        const a = answer.runs[client]!;
         ctx.log(
           `round ${r + 1} ${c.kind} ${client}: ${a.checks} checks, ${round((a.cpuUs + a.childCpuUs) / a.checks, 1)} µs CPU each (${round(a.childCpuUs / a.checks, 1)} in children), ${Math.round((a.checks * 1000) / a.wallMs)}/s, ${a.failures} failed${a.firstError ? ` (${a.firstError})` : ''}`,
         );
@@ -197,7 +212,7 @@ await runPart('check-types', 'Check cost per type', async (ctx) => {
   };
   /** The median of the rounds' ratios of `value` to `base` (each pair measured one after the other). */
   const pairedRatio = (c: Case, value: ClientName, base: ClientName): number => {
-    const perCheck = (a: WorkerAnswer) => (a.cpuUs + a.childCpuUs) / a.checks;
+    const perCheck = (a: ClientRun) => (a.cpuUs + a.childCpuUs) / a.checks;
     const bases = runs.get(key(c, base))!;
     return median(runs.get(key(c, value))!.map((a, i) => perCheck(a) / perCheck(bases[i]!)));
   };
@@ -241,8 +256,8 @@ await runPart('check-types', 'Check cost per type', async (ctx) => {
       const pair = `${c.kind}|${cmp.value}|${cmp.base}`;
       if (met || ctx.quick || profiledPairs.has(pair)) continue;
       profiledPairs.add(pair);
-      const o = await work(c, cmp.value, `check-types-${c.kind}-${cmp.value}`);
-      const b = await work(c, cmp.base, `check-types-${c.kind}-${cmp.base}`);
+      const o = await profiledRun(c, cmp.value, `check-types-${c.kind}-${cmp.value}`);
+      const b = await profiledRun(c, cmp.base, `check-types-${c.kind}-${cmp.base}`);
       ctx.limits.push(
         {
           title: `${cmp.metric} (${round(ratio)}x the ${cmp.baseLabel}): where its CPU goes`,
