@@ -26,11 +26,13 @@ const ownFileUrls: Plugin = {
 
 /**
  * Compiles a bench script (a path relative to bench/) with what it imports of ours into one ES
- * module under dist/bench/ (packages stay imported from node_modules); returns its path relative
+ * module under node_modules/.cache/uptime-bench/ (packages stay imported); returns its path relative
  * to bench/, for runScript with `compiled: true`.
  */
 export async function compileScript(relativeToBench: string): Promise<string> {
-  const outDir = `${benchDir}/../dist/bench`;
+  // Beside the packages it imports (resolved from node_modules), apart from dist/, which the
+  // service's build owns and prunes.
+  const outDir = `${benchDir}/../node_modules/.cache/uptime-bench`;
   mkdirSync(outDir, { recursive: true });
   const outfile = `${outDir}/${relativeToBench.replace(/[/\\]/g, '-').replace(/\.ts$/, '.mjs')}`;
   await build({
