@@ -126,6 +126,21 @@ function resolverFor(address: string | null, target: DnsTarget, ctx: ProbeContex
   return resolver;
 }
 
+/**
+ * The channel of a target whose resolver is an address (or the system's), found once per target
+ * and agent context: the agent builds each monitor's target once and checks it all day (run.ts).
+ * A refused address is not kept: it is refused again at each check.
+ */
+const channels = new WeakMap<DnsTarget, { ctx: ProbeContext; resolver: Resolver }>();
+
+function channelOf(target: DnsTarget, ctx: ProbeContext): Resolver {
+  const kept = channels.get(target);
+  if (kept !== undefined && kept.ctx === ctx) return kept.resolver;
+  const resolver = resolverFor(resolverAddressNow(target, ctx), target, ctx);
+  channels.set(target, { ctx, resolver });
+  return resolver;
+}
+
 /** How a query the check stopped waiting for ends (the cell says why). */
 const ENDED = new Error('Check ended');
 
@@ -205,12 +220,12 @@ export async function checkDns(target: DnsTarget, ctx: ProbeContext, signal?: Ab
   // Asking a server by its address (or the system's), the query is all there is to time, and its
   // channel ends it at the check's time limit (ETIMEOUT, one try): no timer of the check's own.
   // A server given by name is looked up first, under the check's timer.
-  const byAddress = target.resolver === null || isIP(target.resolver) !== 0;
+  const byAddress = channels.get(target)?.ctx === ctx || target.resolver === null || isIP(target.resolver) !== 0;
   const cell: RunCell = { reason: null, onAbort: null };
   const timer = byAddress ? null : setTimeout(abortCell, target.timeout_ms, cell, TIMED_OUT);
   const unwatch = signal === undefined ? null : watch(signal, cell);
   try {
-    const asked = byAddress ? ask(resolverAddressNow(target, ctx), target, ctx) : query(target, ctx, cell);
+    const asked = byAddress ? queries[target.record_type](channelOf(target, ctx), target.name) : query(target, ctx, cell);
     const answers = await new Promise<DnsAnswer[]>((resolve, reject) => {
       cell.onAbort = () => reject(ENDED);
       asked.then(resolve, reject);
