@@ -276,6 +276,22 @@ describe('checkDns: address policy on the resolver', () => {
     assert.equal(receivedFor('policy-ip.test').length, 0);
   });
 
+  it('a target checked again and again is judged by the context of each check: asked under one, refused under another', async () => {
+    // The agent builds a target once and checks it all day; what it keeps must not carry a verdict over.
+    const again = target('policy-again.test', 'A');
+    const refused = ctx({ policy: blocking });
+    for (let i = 0; i < 2; i++) {
+      const out = await checkDns(again, refused);
+      assert.deepEqual(out.error, { class: 'other', message: 'Resolver address 127.0.0.1 is not allowed' });
+    }
+    assert.equal(receivedFor('policy-again.test').length, 0);
+    const allowed = await checkDns(again, ctx());
+    assert.deepEqual(allowed.error, { class: 'dns', message: 'No such domain: policy-again.test' }, 'asked, and answered NXDOMAIN');
+    const refusedAfter = await checkDns(again, refused);
+    assert.deepEqual(refusedAfter.error, { class: 'other', message: 'Resolver address 127.0.0.1 is not allowed' });
+    assert.equal(receivedFor('policy-again.test').length, 1);
+  });
+
   it('a resolver name resolving to a private address is refused', async () => {
     const out = await checkDns(target('policy-name.test', 'A', { resolver: 'dns.test' }), ctx({ policy: blocking }));
     assert.deepEqual(out.error, { class: 'other', message: 'Resolver address 127.0.0.1 is not allowed' });
