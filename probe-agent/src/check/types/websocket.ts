@@ -103,6 +103,7 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
   const connection = new Connection();
   const seen: Seen = { status: null, readyAt: NaN, respondedAt: NaN, opened: false, lastMessage: undefined };
   let ws: WebSocket | null = null;
+  let result: ProbeOutcome;
 
   const outcome = (error: CheckError | null): ProbeOutcome => {
     const timings = connection.timings(Number.isNaN(seen.respondedAt) ? 0 : seen.respondedAt - seen.readyAt, startedAt);
@@ -153,20 +154,35 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
       closeTimeout: CLOSE_TIMEOUT_MS,
       createConnection: createConnection as unknown as ClientOptions['createConnection'],
     } as ClientOptions);
-    return outcome(await exchange(ws, target, ctx, cell, seen));
+    result = outcome(await exchange(ws, target, ctx, cell, seen));
   } catch (err) {
-    return outcome(connectionFailure(err, cell.reason, target.timeout_ms));
+    result = outcome(connectionFailure(err, cell.reason, target.timeout_ms));
   } finally {
     release();
-    if (ws?.readyState === WebSocket.OPEN) {
-      // A clean close: the server answers the close frame and the socket ends. Terminating at once
-      // would destroy the socket under the frame still being written, which costs an error per check.
-      // A server that never answers it loses the socket after CLOSE_TIMEOUT_MS (ws's close timer).
-      ws.close(1000);
-      ws.once('close', () => connection.close());
-    } else {
-      ws?.terminate();
-      connection.close();
-    }
   }
+  await closeDown(ws, connection);
+  return result;
+}
+
+/**
+ * Ends a check's connection before the check does, so that the agent's limit on checks in flight
+ * also bounds its open sockets. A clean close when the WebSocket is open: the server answers the
+ * close frame and the socket ends (terminating at once would destroy the socket under the frame
+ * still being written, an error per check). A server that never answers it loses the socket
+ * after CLOSE_TIMEOUT_MS (ws's close timer). The outcome was measured before: the closing
+ * handshake is not in the response time.
+ */
+function closeDown(ws: WebSocket | null, connection: Connection): Promise<void> | undefined {
+  if (ws?.readyState !== WebSocket.OPEN) {
+    ws?.terminate();
+    connection.close();
+    return undefined;
+  }
+  return new Promise((resolve) => {
+    ws.once('close', () => {
+      connection.close();
+      resolve();
+    });
+    ws.close(1000);
+  });
 }
