@@ -1,6 +1,6 @@
-import { connect as netConnect, isIP, type Socket } from 'node:net';
+import { connect as netConnect, isIP, type Socket, type TcpNetConnectOpts as TcpConnectOpts } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, rootCertificates, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import type { CertificateInfo } from '../../../../shared/src/contracts/checks.ts';
 import { BlockedAddressError, guardedLookup, refuses } from '../../../../shared/src/net/lookup.ts';
 import { certificateFailure, socketCertificate } from '../certificate.ts';
@@ -100,22 +100,18 @@ export class Connection {
     // A name goes through guardedLookup, which applies the policy to every address it answers;
     // a literal address is never looked up, so it is checked here.
     if (literal && refuses(ctx.policy, host)) return this.settle(new BlockedAddressError(host));
-    const options = {
-      host,
-      port,
-      ...(literal ? {} : { lookup: lookupOf(ctx) }),
-      ...(ctx.localAddress !== undefined ? { localAddress: ctx.localAddress } : {}),
-    };
+    // Built field by field: this runs for every check.
+    const options: TcpConnectOpts & ConnectionOptions = { host, port };
+    if (!literal) options.lookup = lookupOf(ctx);
+    if (ctx.localAddress !== undefined) options.localAddress = ctx.localAddress;
     this.tls = endpoint.tls;
     this.host = host;
-    const socket: OwnedSocket = endpoint.tls
-      ? tlsConnect({
-          ...options,
-          ...(literal ? {} : { servername: host }),
-          ...(ctx.extraCaCerts?.length ? { ca: [...rootCertificates, ...ctx.extraCaCerts] } : {}),
-          rejectUnauthorized: false,
-        })
-      : netConnect(options);
+    if (endpoint.tls) {
+      if (!literal) options.servername = host;
+      if (ctx.extraCaCerts?.length) options.ca = [...rootCertificates, ...ctx.extraCaCerts];
+      options.rejectUnauthorized = false;
+    }
+    const socket: OwnedSocket = endpoint.tls ? tlsConnect(options) : netConnect(options);
     this.socket = socket;
     socket[kConnection] = this;
     if (!literal) socket.once('lookup', onSocketLookup);

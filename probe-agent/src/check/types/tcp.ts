@@ -93,8 +93,11 @@ class TcpCheck implements RunCell, ConnectionListener {
     const room = this.ctx.maxBodyBytes - this.bytes;
     const part = chunk.length <= room ? chunk : chunk.subarray(0, Math.max(0, room));
     this.bytes += part.length;
-    this.decoder ??= new StringDecoder('utf8');
-    this.text += this.decoder.write(part);
+    // Most replies come whole: a chunk that ends on an ASCII byte ends no character halfway and is
+    // read as it is. A decoder (which carries a character's first bytes over to the next chunk) is
+    // made for the first chunk that does not, and kept.
+    if (this.decoder === null && (part.length === 0 || part[part.length - 1]! < 0x80)) this.text += part.toString('utf8');
+    else this.text += (this.decoder ??= new StringDecoder('utf8')).write(part);
     if (this.awaiting) this.look();
   }
 
@@ -130,18 +133,14 @@ class TcpCheck implements RunCell, ConnectionListener {
     const timings = connection.timings(this.firstByteAt === null ? 0 : this.firstByteAt - this.readyAt, this.startedAt);
     const certificate = connection.certificate;
     connection.close();
-    this.resolve({
-      ok: error === null,
-      status_code: null,
-      timings,
-      error,
-      observed: {
-        response_time: timings.total,
-        ...(this.text !== '' ? { body: this.text } : {}),
-        ...(certificate !== null ? { certificate_days: certificate.days_left } : {}),
-      },
-      ...(certificate !== null ? { details: { certificate } } : {}),
-    });
+    // Built field by field: this runs for every check.
+    const outcome: ProbeOutcome = { ok: error === null, status_code: null, timings, error, observed: { response_time: timings.total } };
+    if (this.text !== '') outcome.observed.body = this.text;
+    if (certificate !== null) {
+      outcome.observed.certificate_days = certificate.days_left;
+      outcome.details = { certificate };
+    }
+    this.resolve(outcome);
   }
 }
 
