@@ -108,19 +108,15 @@ export async function checkWebSocket(target: WebSocketTarget, ctx: ProbeContext,
   const outcome = (error: CheckError | null): ProbeOutcome => {
     const timings = connection.timings(Number.isNaN(seen.respondedAt) ? 0 : seen.respondedAt - seen.readyAt, startedAt);
     const certificate = connection.certificate;
-    return {
-      ok: error === null,
-      status_code: seen.status,
-      timings,
-      error,
-      observed: {
-        response_time: timings.total,
-        ...(seen.status !== null ? { status_code: seen.status } : {}),
-        ...(seen.lastMessage !== undefined ? { body: seen.lastMessage } : {}),
-        ...(certificate !== null ? { certificate_days: certificate.days_left } : {}),
-      },
-      ...(certificate !== null ? { details: { certificate } } : {}),
-    };
+    // Built field by field: this runs for every check.
+    const out: ProbeOutcome = { ok: error === null, status_code: seen.status, timings, error, observed: { response_time: timings.total } };
+    if (seen.status !== null) out.observed.status_code = seen.status;
+    if (seen.lastMessage !== undefined) out.observed.body = seen.lastMessage;
+    if (certificate !== null) {
+      out.observed.certificate_days = certificate.days_left;
+      out.details = { certificate };
+    }
+    return out;
   };
 
   try {
