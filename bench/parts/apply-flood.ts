@@ -4,13 +4,11 @@
  * acknowledged, for a given time. Answers `{ sent }` over IPC.
  * Arguments: natsUrl namespace heartbeatId partitions durationMs
  */
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { connect } from '@nats-io/transport-node';
-import type { Ping } from '../../shared/src/contracts/pings.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { natsNames } from '../../shared/src/subjects.ts';
-import { publishWindowed } from '../lib/publish.ts';
+import { publishWindowed, successPing } from '../lib/publish.ts';
 
 const [natsUrl, namespace, heartbeatId, partitions, durationMs] = process.argv.slice(2);
 const nc = await connect({ servers: natsUrl!, name: 'bench-apply-flood' });
@@ -22,19 +20,7 @@ while (performance.now() < until) {
     nc,
     2_000,
     () => {
-      const p: Ping = {
-        id: randomUUID(),
-        heartbeat_id: heartbeatId!,
-        kind: 'success',
-        exit_code: null,
-        received_at: new Date().toISOString(),
-        region: null,
-        method: 'GET',
-        source: '127.0.0.1',
-        user_agent: 'loop',
-        body: '',
-        body_size: 0,
-      };
+      const p = successPing(heartbeatId!, 'loop');
       return { subject, payload: JSON.stringify(p), msgId: p.id };
     },
     256,

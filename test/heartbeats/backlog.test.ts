@@ -8,10 +8,10 @@ import type { Ping } from '../../shared/src/contracts/pings.ts';
 import { toDate } from '../../control-plane/src/heartbeats/record.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { ensureStreams } from '../../shared/src/provision.ts';
+import { successPing } from '../../bench/lib/publish.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { createTestNats, type TestNats } from '../harness/nats.ts';
-import { edgePing } from '../harness/pings.ts';
 import { eventually } from '../harness/streams.ts';
 
 const PARTITIONS = 4;
@@ -77,7 +77,7 @@ describe('deadlines while a backlog of pings is replayed', () => {
   const js = () => jetstream(nats.nc);
   /** A ping as an edge publishes it. */
   const message = (heartbeatId: string, kind: Ping['kind'] = 'success') => {
-    const p = edgePing(heartbeatId, { kind });
+    const p: Ping = { ...successPing(heartbeatId), kind };
     return {
       subject: nats.names.subjects.ping(pingPartition(heartbeatId, PARTITIONS), heartbeatId),
       payload: JSON.stringify(p),

@@ -6,9 +6,9 @@ import { runSteps } from '../../control-plane/src/heartbeats/deadline/steps.ts';
 import { mergeLatePing, snapshotOf, type LoggedPing } from '../../control-plane/src/heartbeats/history.ts';
 import { nextState, type HeartbeatState, type PingKind } from '../../control-plane/src/heartbeats/state.ts';
 import type { Ping } from '../../shared/src/contracts/pings.ts';
+import { successPing } from '../../bench/lib/publish.ts';
 import { createTestDatabase, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
-import { edgePing } from '../harness/pings.ts';
 
 // T0 = 2026-03-10T12:00:00Z; t(s) is that many seconds later. Period 1 h, grace 60 s: nothing is
 // missed between pings a few seconds apart.
@@ -138,7 +138,7 @@ describe('the deadline steps with pings delivered out of order', () => {
   };
   const ping = (heartbeatId: string, kind: PingKind, at: Date): { ping: Ping; at: Date } => ({
     at,
-    ping: edgePing(heartbeatId, { kind, received_at: at.toISOString(), method: 'POST' }),
+    ping: { ...successPing(heartbeatId), kind, received_at: at.toISOString(), method: 'POST' },
   });
   const alertsOf = async (id: string) =>
     (

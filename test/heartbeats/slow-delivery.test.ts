@@ -9,10 +9,10 @@ import type { NatsConnection } from '../../shared/src/nats.ts';
 import { pingPartition } from '../../shared/src/pings/partition.ts';
 import { ensureStreams } from '../../shared/src/provision.ts';
 import { startLink, type Link } from '../distributed/link.ts';
+import { successPing } from '../../bench/lib/publish.ts';
 import { createTestDatabase, quietLog, type TestDatabase } from '../harness/db.ts';
 import { createAccount, type TestAccount } from '../harness/factories.ts';
 import { createTestNats, type TestNats } from '../harness/nats.ts';
-import { edgePing } from '../harness/pings.ts';
 import { eventually } from '../harness/streams.ts';
 
 const PARTITIONS = 2;
@@ -59,7 +59,7 @@ describe('a ping delivered late by the server', () => {
   });
 
   const ping = (heartbeatId: string) => {
-    const p = edgePing(heartbeatId);
+    const p = successPing(heartbeatId);
     return jetstream(nats.nc).publish(nats.names.subjects.ping(pingPartition(heartbeatId, PARTITIONS), heartbeatId), JSON.stringify(p), {
       msgID: p.id,
     });
