@@ -165,4 +165,118 @@ describe('status pages over MCP', () => {
     });
     assert.equal(bad.isError, true);
   });
+
+  /** A page of Ada's project with one monitor on it. */
+  const pageWithMonitor = async () => {
+    const api = apiClient(cp.url, ada.token);
+    const monitor = (await api('POST', '/monitors', { project_id: ada.project_id, name: 'Shop', url: 'https://shop.example' })).body.data;
+    const page = (
+      await api('POST', '/status-pages', {
+        project_id: ada.project_id,
+        title: 'Shop status',
+        groups: [{ name: 'Storefront', components: [{ type: 'monitor', id: monitor.id }] }],
+      })
+    ).body.data;
+    return { api, monitor, page };
+  };
+  const call = async (c: Client, name: string, args: Record<string, unknown>) => {
+    const res = await c.callTool({ name, arguments: args });
+    assert.ok(!res.isError, `${name}: ${text(res)}`);
+    return JSON.parse(text(res));
+  };
+
+  it('gets one incident with its timeline, and deletes it', async () => {
+    const { api, page } = await pageWithMonitor();
+    const incident = await call(client, 'create_status_page_incident', {
+      status_page_id: page.id,
+      title: 'Slow search',
+      message: 'Checking.',
+    });
+    const ids = { status_page_id: page.id, incident_id: incident.id };
+    const got = await call(client, 'get_status_page_incident', ids);
+    assert.deepEqual(got, (await api('GET', `/status-pages/${page.id}/incidents/${incident.id}`)).body.data);
+    assert.equal(got.title, 'Slow search');
+    assert.deepEqual(
+      got.updates.map((u: { message: string }) => u.message),
+      ['Checking.'],
+    );
+
+    const foreign = await bobs.callTool({ name: 'delete_status_page_incident', arguments: ids });
+    assert.equal(foreign.isError, true);
+    assert.match(text(foreign), /Not found/);
+    assert.deepEqual(await call(client, 'delete_status_page_incident', ids), { message: 'Incident deleted successfully' });
+    assert.equal((await api('GET', `/status-pages/${page.id}/incidents/${incident.id}`)).status, 404);
+    const gone = await client.callTool({ name: 'get_status_page_incident', arguments: ids });
+    assert.equal(gone.isError, true);
+    assert.match(text(gone), /Not found/);
+  });
+
+  it('adds, lists, gets and removes subscribers', async () => {
+    const { api, page } = await pageWithMonitor();
+    const hook = await call(client, 'add_status_page_subscriber', {
+      status_page_id: page.id,
+      type: 'webhook',
+      url: 'https://hooks.example/status',
+      secret: 'a-signing-secret-of-some-length',
+    });
+    assert.equal(hook.type, 'webhook');
+    assert.equal(hook.webhook_host, 'hooks.example');
+    assert.equal(hook.webhook_secret_set, true);
+    assert.equal(hook.confirmed, true, 'a webhook is active at once');
+    const plain = await call(client, 'add_status_page_subscriber', {
+      status_page_id: page.id,
+      type: 'webhook',
+      url: 'https://other.example/in',
+    });
+    assert.equal(plain.webhook_secret_set, false);
+
+    const all = await call(client, 'list_status_page_subscribers', { status_page_id: page.id });
+    assert.equal(all.meta.total, 2);
+    assert.deepEqual(
+      all.data.map((x: { id: string }) => x.id),
+      [hook.id, plain.id],
+    );
+    assert.equal((await call(client, 'list_status_page_subscribers', { status_page_id: page.id, type: 'email' })).meta.total, 0);
+
+    const got = await call(client, 'get_status_page_subscriber', { status_page_id: page.id, subscriber_id: hook.id });
+    assert.deepEqual(got, (await api('GET', `/status-pages/${page.id}/subscribers/${hook.id}`)).body.data);
+
+    const bad = await client.callTool({ name: 'add_status_page_subscriber', arguments: { status_page_id: page.id, type: 'webhook' } });
+    assert.equal(bad.isError, true);
+    assert.deepEqual(Object.keys(JSON.parse(text(bad)).errors), ['url']);
+
+    assert.deepEqual(await call(client, 'remove_status_page_subscriber', { status_page_id: page.id, subscriber_id: hook.id }), {
+      message: 'Subscriber removed successfully',
+    });
+    assert.equal((await api('GET', `/status-pages/${page.id}/subscribers/${hook.id}`)).status, 404);
+    assert.deepEqual(
+      (await call(client, 'list_status_page_subscribers', { status_page_id: page.id })).data.map((x: { id: string }) => x.id),
+      [plain.id],
+    );
+  });
+
+  it('creates, gets and deletes the public badge of a monitor or heartbeat', async () => {
+    const { api, monitor } = await pageWithMonitor();
+    const heartbeat = (await api('POST', '/heartbeats', { project_id: ada.project_id, name: 'backup-job' })).body.data;
+    const badge = await call(client, 'create_badge', { type: 'monitor', id: monitor.id });
+    assert.equal(badge.id, monitor.id);
+    assert.match(badge.slug, /^[A-Za-z0-9_-]{22}$/);
+    assert.deepEqual(badge, (await api('GET', `/monitors/${monitor.id}/badge`)).body.data);
+    assert.deepEqual(await call(client, 'create_badge', { type: 'monitor', id: monitor.id }), badge, 'one badge per monitor');
+    assert.deepEqual(await call(client, 'get_badge', { type: 'monitor', id: monitor.id }), badge);
+    const path = new URL(badge.urls.status.json).pathname;
+    assert.equal((await fetch(cp.url + path)).status, 200);
+
+    const beat = await call(client, 'create_badge', { type: 'heartbeat', id: heartbeat.id });
+    assert.deepEqual(Object.keys(beat.urls), ['status', 'uptime']);
+
+    const foreign = await bobs.callTool({ name: 'get_badge', arguments: { type: 'monitor', id: monitor.id } });
+    assert.equal(foreign.isError, true);
+    assert.match(text(foreign), /Not found/);
+    assert.deepEqual(await call(client, 'delete_badge', { type: 'monitor', id: monitor.id }), { message: 'Badge removed successfully' });
+    assert.equal((await fetch(cp.url + path)).status, 404);
+    const none = await client.callTool({ name: 'get_badge', arguments: { type: 'monitor', id: monitor.id } });
+    assert.equal(none.isError, true);
+    assert.match(text(none), /Not found/);
+  });
 });

@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { version } from '../../../shared/src/version.ts';
 import type { ToolContext } from './context.ts';
 import { alertTools } from './tools/alerts.ts';
+import { badgeTools } from './tools/badges.ts';
 import { heartbeatTools } from './tools/heartbeats.ts';
 import { integrationTools } from './tools/integrations.ts';
 import { maintenanceTools } from './tools/maintenance.ts';
@@ -31,6 +32,7 @@ export function buildMcpServer(t: ToolContext): McpServer {
   statusPageIncidentTools(server, t);
   statusPageSubscriberTools(server, t);
   alertTools(server, t);
+  badgeTools(server, t);
   // The SDK advertises `tools.listChanged: true` as soon as a tool is registered. This server lives
   // for one request, answers with JSON (no stream to notify on) and its tools never change, so it
   // never sends that notification: a client must not wait for one.

@@ -25,6 +25,7 @@ import { markBearerRoutes, recordRoutes } from '../platform/http/route-table.ts'
 import { validatorCompiler } from '../platform/http/validation.ts';
 import { maintenanceRoutes } from '../maintenance/routes.ts';
 import { statusPageRoutes } from '../status-pages/routes.ts';
+import { badgeApiRoutes } from '../status-pages/badge-routes.ts';
 import { statusPageIncidentRoutes } from '../status-pages/incidents/routes.ts';
 import { statusPageSubscriberRoutes } from '../status-pages/subscribers/routes.ts';
 import { alertRoutes } from '../alerts/routes.ts';
@@ -122,6 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     statusPageRoutes(api, ctx);
     statusPageIncidentRoutes(api, ctx);
     statusPageSubscriberRoutes(api, ctx);
+    badgeApiRoutes(api, ctx);
     alertRoutes(api, { ...ctx, outbox });
   });
   await registerWeb(app, { ...ctx, outbox });

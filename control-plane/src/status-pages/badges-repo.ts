@@ -39,9 +39,13 @@ export async function createBadge(sql: Sql, s: BadgeSubject): Promise<string> {
   return row?.slug ?? (await badgeSlug(sql, s))!;
 }
 
-export async function deleteBadge(sql: Sql, s: BadgeSubject): Promise<void> {
-  if ('monitorId' in s) await sql`delete from badges where monitor_id = ${s.monitorId}`;
-  else await sql`delete from badges where heartbeat_id = ${s.heartbeatId}`;
+/** Whether there was a badge to delete. */
+export async function deleteBadge(sql: Sql, s: BadgeSubject): Promise<boolean> {
+  const deleted =
+    'monitorId' in s
+      ? await sql`delete from badges where monitor_id = ${s.monitorId}`
+      : await sql`delete from badges where heartbeat_id = ${s.heartbeatId}`;
+  return deleted.count > 0;
 }
 
 export interface FoundBadge {

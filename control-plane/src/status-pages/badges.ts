@@ -42,9 +42,10 @@ export async function createBadge(ctx: ApiContext, p: Principal, s: repo.BadgeSu
   return repo.createBadge(ctx.sql, s);
 }
 
-export async function deleteBadge(ctx: ApiContext, p: Principal, s: repo.BadgeSubject): Promise<void> {
+/** Whether the subject had a badge. */
+export async function deleteBadge(ctx: ApiContext, p: Principal, s: repo.BadgeSubject): Promise<boolean> {
   await requireSubject(ctx, p, s);
-  await repo.deleteBadge(ctx.sql, s);
+  return repo.deleteBadge(ctx.sql, s);
 }
 
 /** What a badge address shows, and the project it belongs to: public, the address is the secret. */

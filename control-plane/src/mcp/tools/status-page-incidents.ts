@@ -34,6 +34,18 @@ export function statusPageIncidentTools(server: McpServer, t: ToolContext): void
   );
 
   server.registerTool(
+    'get_status_page_incident',
+    {
+      title: 'Get a status page incident',
+      description:
+        'One incident of a status page (as GET /status-pages/{id}/incidents/{incident_id}), draft or published, with its timeline of updates (newest first) and its postmortem.',
+      inputSchema: z.object({ status_page_id: pageId, incident_id: incidentId }),
+      annotations: readOnly,
+    },
+    async ({ status_page_id, incident_id }) => run(() => incidents.getIncident(ctx, principal, status_page_id, incident_id)),
+  );
+
+  server.registerTool(
     'create_status_page_incident',
     {
       title: 'Write a status page incident',
@@ -69,5 +81,21 @@ export function statusPageIncidentTools(server: McpServer, t: ToolContext): void
     },
     async ({ status_page_id, incident_id, ...body }) =>
       run(() => incidents.postIncidentUpdate(ctx, principal, status_page_id, incident_id, body)),
+  );
+
+  server.registerTool(
+    'delete_status_page_incident',
+    {
+      title: 'Delete a status page incident',
+      description:
+        'Deletes an incident and its timeline: it leaves the public page and its feeds. An outage it was drafted from is not drafted again.',
+      inputSchema: z.object({ status_page_id: pageId, incident_id: incidentId }),
+      annotations: overwrites,
+    },
+    async ({ status_page_id, incident_id }) =>
+      run(async () => {
+        await incidents.deleteIncident(ctx, principal, status_page_id, incident_id);
+        return { message: 'Incident deleted successfully' };
+      }),
   );
 }

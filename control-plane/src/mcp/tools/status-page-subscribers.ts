@@ -8,6 +8,7 @@ import { run } from '../result.ts';
 import { Paging } from './monitors.ts';
 
 const pageId = z.uuid().describe('The status page id.');
+const subscriberId = z.uuid().describe('The subscriber id.');
 
 /** The tool's flat arguments as the API's body: the same checks, the same field names in errors. */
 function bodyOf(args: { type: string; email?: string | undefined; url?: string | undefined; secret?: string | undefined }) {
@@ -41,6 +42,18 @@ export function statusPageSubscriberTools(server: McpServer, t: ToolContext): vo
   );
 
   server.registerTool(
+    'get_status_page_subscriber',
+    {
+      title: 'Get a subscriber of a status page',
+      description:
+        'One subscriber of a status page (as GET /status-pages/{id}/subscribers/{subscriber_id}): its email address or webhook host, whether it is confirmed, and the messages delivered and failed.',
+      inputSchema: z.object({ status_page_id: pageId, subscriber_id: subscriberId }),
+      annotations: readOnly,
+    },
+    async ({ status_page_id, subscriber_id }) => run(() => subscribers.getSubscriber(ctx, principal, status_page_id, subscriber_id)),
+  );
+
+  server.registerTool(
     'add_status_page_subscriber',
     {
       title: 'Add a subscriber to a status page',
@@ -63,7 +76,7 @@ export function statusPageSubscriberTools(server: McpServer, t: ToolContext): vo
     {
       title: 'Remove a subscriber from a status page',
       description: 'Removes a subscriber: nothing more is sent to it, messages waiting for it included.',
-      inputSchema: z.object({ status_page_id: pageId, subscriber_id: z.uuid().describe('The subscriber id.') }),
+      inputSchema: z.object({ status_page_id: pageId, subscriber_id: subscriberId }),
       annotations: overwrites,
     },
     async ({ status_page_id, subscriber_id }) =>

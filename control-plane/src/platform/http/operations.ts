@@ -30,6 +30,9 @@ export const operationIds: Readonly<Record<string, string>> = {
   'POST /monitors/{id}/test': 'testMonitor',
   'POST /monitors/{id}/snooze': 'snoozeMonitor',
   'DELETE /monitors/{id}/snooze': 'unsnoozeMonitor',
+  'GET /monitors/{id}/badge': 'getMonitorBadge',
+  'POST /monitors/{id}/badge': 'createMonitorBadge',
+  'DELETE /monitors/{id}/badge': 'deleteMonitorBadge',
 
   'GET /regions': 'listRegions',
 
@@ -41,6 +44,9 @@ export const operationIds: Readonly<Record<string, string>> = {
   'GET /heartbeats/{id}/pings': 'listHeartbeatPings',
   'POST /heartbeats/{id}/snooze': 'snoozeHeartbeat',
   'DELETE /heartbeats/{id}/snooze': 'unsnoozeHeartbeat',
+  'GET /heartbeats/{id}/badge': 'getHeartbeatBadge',
+  'POST /heartbeats/{id}/badge': 'createHeartbeatBadge',
+  'DELETE /heartbeats/{id}/badge': 'deleteHeartbeatBadge',
 
   'GET /alerts': 'listAlerts',
   'GET /alerts/{id}': 'getAlert',
