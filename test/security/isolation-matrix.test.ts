@@ -118,6 +118,8 @@ describe('tenant isolation matrix', () => {
     ids.subscriber = (
       await api('POST', `/status-pages/${ids['status-pages']}/subscribers`, { type: 'webhook', url: 'https://hooks.example/owned' })
     ).body.data.id;
+    // Public badges of the owner's monitor and heartbeat, for the reads of them.
+    for (const kind of ['monitors', 'heartbeats']) assert.equal((await api('POST', `/${kind}/${ids[kind]}/badge`)).status, 201);
   });
   after(() => cp.stop());
 

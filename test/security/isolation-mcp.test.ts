@@ -84,7 +84,10 @@ const toolCalls: Record<
     args: (ids) => ({ status_page_id: ids.statusPage, incident_id: ids.incident, status: 'resolved', message: 'intruder' }),
     refused: 404,
   },
+  get_status_page_incident: { args: (ids) => ({ status_page_id: ids.statusPage, incident_id: ids.incident }), refused: 404 },
+  delete_status_page_incident: { args: (ids) => ({ status_page_id: ids.statusPage, incident_id: ids.incident }), refused: 404 },
   list_status_page_subscribers: { args: (ids) => ({ status_page_id: ids.statusPage }), refused: 404 },
+  get_status_page_subscriber: { args: (ids) => ({ status_page_id: ids.statusPage, subscriber_id: ids.subscriber }), refused: 404 },
   add_status_page_subscriber: {
     args: (ids) => ({ status_page_id: ids.statusPage, type: 'webhook', url: 'https://hooks.example/intruder' }),
     refused: 404,
@@ -96,6 +99,9 @@ const toolCalls: Record<
   snooze_alert: { args: (ids) => ({ id: ids.alert, minutes: 30 }), refused: 404 },
   snooze_monitor: { args: (ids) => ({ id: ids.monitor, minutes: 30 }), refused: 404 },
   snooze_heartbeat: { args: (ids) => ({ id: ids.heartbeat, minutes: 30 }), refused: 404 },
+  get_badge: { args: (ids) => ({ type: 'monitor', id: ids.monitor }), refused: 404 },
+  create_badge: { args: (ids) => ({ type: 'heartbeat', id: ids.heartbeat }), refused: 404 },
+  delete_badge: { args: (ids) => ({ type: 'monitor', id: ids.monitor }), refused: 404 },
 };
 
 /** Tools that list, called without a project: the caller's own projects only. */
@@ -153,7 +159,9 @@ describe('MCP isolation matrix', () => {
           join status_pages s on s.id = i.status_page_id where s.project_id = ${owner.project_id}),
         (select string_agg(b::text, ',' order by b.id) from status_page_subscribers b join status_pages s on s.id = b.status_page_id
           where s.project_id = ${owner.project_id}),
-        (select string_agg(a::text, ',' order by a.id) from alerts a where a.project_id = ${owner.project_id})
+        (select string_agg(a::text, ',' order by a.id) from alerts a where a.project_id = ${owner.project_id}),
+        (select string_agg(g::text, ',' order by g.slug) from badges g
+          where g.monitor_id = ${ids.monitor} or g.heartbeat_id = ${ids.heartbeat})
       )) as state`;
     return row!.state;
   };
@@ -209,7 +217,8 @@ describe('MCP isolation matrix', () => {
     ).body.data.id;
     ids.subscriber = (
       await api('POST', `/status-pages/${ids.statusPage}/subscribers`, { type: 'webhook', url: 'https://hooks.example/owned' })
-    ).body.data.id;
+    ).body.data.id; // The monitor's public badge, which an intruder must neither read nor remove.
+    assert.equal((await api('POST', `/monitors/${ids.monitor}/badge`)).status, 201);
   });
   after(() => cp.stop());
 
