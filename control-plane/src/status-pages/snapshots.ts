@@ -13,7 +13,9 @@ const gzip = promisify(gzipCb);
  * - A dropped snapshot is rendered again before it is served; a merely old one is served once
  *   more while one render replaces it in the background.
  * - Concurrent requests for a page that needs a render share that render (single flight).
- * - At most `maxPages` pages are kept; the least recently served goes first.
+ * - At most `maxPages` pages are kept; the least recently served goes first. A key takes a place
+ *   only once its render found something: a burst of keys that name nothing (an unknown incident)
+ *   evicts no snapshot and leaves none behind.
  */
 
 export interface Rendered {
@@ -86,6 +88,8 @@ export function snapshotCache(opts: {
   onError?: (err: unknown, key: string) => void;
 }): SnapshotCache {
   const entries = new Map<string, Entry>();
+  /** First renders of keys not kept yet, shared by their concurrent requests. */
+  const pending = new Map<string, Entry>();
 
   const touch = (key: string, entry: Entry) => {
     entries.delete(key);
@@ -107,6 +111,7 @@ export function snapshotCache(opts: {
           if (entries.get(key) === entry) entries.delete(key);
           return undefined;
         }
+        if (pending.get(key) === entry) touch(key, entry);
         const renditions: Record<string, Variant> = {};
         for (const [name, text] of Object.entries(r.renditions)) renditions[name] = await variant(text);
         const snapshot: Snapshot = { pageId: r.pageId, projectId: r.projectId, renditions, access: r.access, renderedAt: started };
@@ -115,6 +120,7 @@ export function snapshotCache(opts: {
         return snapshot;
       } finally {
         entry.inflight = undefined;
+        if (pending.get(key) === entry) pending.delete(key);
       }
     })();
     entry.inflight = run;
@@ -123,10 +129,12 @@ export function snapshotCache(opts: {
 
   return {
     async get(key) {
+      const first = pending.get(key);
+      if (first) return refresh(key, first);
       let entry = entries.get(key);
       if (!entry) {
         entry = { dropped: false, generation: 0 };
-        touch(key, entry);
+        pending.set(key, entry);
         return refresh(key, entry);
       }
       touch(key, entry);
@@ -139,7 +147,7 @@ export function snapshotCache(opts: {
       return s;
     },
     invalidate(change) {
-      for (const entry of entries.values()) {
+      for (const entry of [...entries.values(), ...pending.values()]) {
         const s = entry.snapshot;
         const hit = !s || ('projectId' in change ? s.projectId === change.projectId : s.pageId === change.pageId);
         // A page not rendered yet may be the one that changed: its render in flight is not fresh.
@@ -150,7 +158,7 @@ export function snapshotCache(opts: {
       }
     },
     clear() {
-      for (const entry of entries.values()) {
+      for (const entry of [...entries.values(), ...pending.values()]) {
         entry.dropped = true;
         entry.generation++;
       }

@@ -29,7 +29,7 @@ import { tokenRoutes } from './pages/tokens.ts';
 import { memberRoutes } from './pages/members.ts';
 import { projectSettingsRoutes } from './pages/project-settings.ts';
 import { statusPageRoutes } from './pages/status-page.ts';
-import { statusPageHistoryRoutes } from './pages/status-page-history.ts';
+import { statusPageHistoryRenderers, statusPageHistoryRoutes } from './pages/status-page-history.ts';
 import { statusPageAccess } from './pages/status-page-access.ts';
 import { statusPagesRoutes } from './pages/status-pages.ts';
 import { statusPageFormRoutes } from './pages/status-page-form.ts';
@@ -100,8 +100,8 @@ export async function registerWeb(app: App, ctx: WebContext): Promise<void> {
 
     assetRoutes(web, assets.files);
     const access = statusPageAccess(web, deps);
-    statusPageRoutes(web, deps, access);
-    statusPageHistoryRoutes(web, deps, access);
+    const serveStatusPage = statusPageRoutes(web, deps, access, statusPageHistoryRenderers(deps));
+    statusPageHistoryRoutes(web, deps, serveStatusPage);
     statusPageSubscribeRoutes(web, deps, access);
     badgeRoutes(web, deps, access);
     alertLinkRoutes(web, deps);

@@ -10,8 +10,11 @@ import { PRIVATE_CACHE_CONTROL, type StatusPageAccess } from './status-page-acce
 /** Where the database announces a change to what a status page shows (migration 0030). */
 export const STATUS_PAGE_CHANGES = 'status_page_changes';
 
-/** What is kept of a page: the page itself (whole and fragment), and its feeds with its JSON summary. */
-export type Document = 'page' | 'feeds';
+/**
+ * What is kept of a page: the page itself (whole and fragment), its feeds with its JSON summary,
+ * and, keyed by page and month or incident, its history and its incidents' own pages.
+ */
+export type Document = 'page' | 'feeds' | 'history' | 'incident';
 
 /** Each public form of a page: from which document, with which content type, open to other sites' scripts or not. */
 const renditions = {
@@ -20,16 +23,29 @@ const renditions = {
   atom: { doc: 'feeds', type: 'application/atom+xml; charset=utf-8', cors: true },
   rss: { doc: 'feeds', type: 'application/rss+xml; charset=utf-8', cors: true },
   summary: { doc: 'feeds', type: 'application/json; charset=utf-8', cors: true },
+  history: { doc: 'history', type: 'text/html; charset=utf-8', cors: false },
+  incident: { doc: 'incident', type: 'text/html; charset=utf-8', cors: false },
 } as const satisfies Record<string, { doc: Document; type: string; cors: boolean }>;
 
 export type Rendition = keyof typeof renditions;
 
-export type ServeStatusPage = (req: FastifyRequest, reply: FastifyReply, slug: string, rendition: Rendition) => Promise<FastifyReply>;
+/** `detail` names the month (`YYYY-MM`) of a history, or the incident of an incident's page. */
+export type ServeStatusPage = (
+  req: FastifyRequest,
+  reply: FastifyReply,
+  slug: string,
+  rendition: Rendition,
+  detail?: string,
+) => Promise<FastifyReply>;
+
+/** The key of a page's month or incident in its document's cache; the renderer splits it again. */
+export const detailKey = (slug: string, detail: string) => `${slug}/${detail}`;
 
 /** What a page's own host name serves besides `/`, by path. */
 const hostPaths: Record<string, Rendition> = { '/feed.atom': 'atom', '/feed.rss': 'rss', '/summary.json': 'summary' };
 
 const MISSING = 'There is no status page at this address.';
+const NO_INCIDENT = 'There is no such incident on this status page.';
 
 const SLUG = /^[A-Za-z0-9_-]{22}$/;
 
@@ -136,18 +152,21 @@ export function publicStatusPages(
 
   const sMaxAge = Math.max(1, Math.min(10, ctx.config.STATUS_PAGE_MAX_AGE_SECONDS));
 
-  const serve: ServeStatusPage = async (req, reply, slug, rendition) => {
+  const snapshotOf = (doc: Document, key: string) => (maxAgeMs > 0 ? caches[doc].get(key) : fresh(renderers[doc], key));
+
+  const serve: ServeStatusPage = async (req, reply, slug, rendition, detail) => {
     const spec = renditions[rendition];
-    const snapshot = !SLUG.test(slug)
-      ? undefined
-      : maxAgeMs > 0
-        ? await caches[spec.doc].get(slug)
-        : await fresh(renderers[spec.doc], slug);
-    const v = snapshot?.renditions[rendition];
-    if (!snapshot || !v) return missing(reply, rendition);
+    if (!SLUG.test(slug)) return missing(reply, rendition);
+    // A month or an incident is read as its page is: the page's own snapshot says who may, and
+    // whether there is a page at all, before anything of the month or incident is rendered.
+    const page = await snapshotOf(detail === undefined ? spec.doc : 'page', slug);
+    if (!page) return missing(reply, rendition);
     // A private page's reader is checked against what the snapshot read of it (ADR 0041).
-    const gate = await access.check(req, reply, slug, snapshot.access, rendition === 'summary' ? 'data' : 'html');
+    const gate = await access.check(req, reply, slug, page.access, rendition === 'summary' ? 'data' : 'html');
     if (gate === 'refused') return reply;
+    const snapshot = detail === undefined ? page : await snapshotOf(spec.doc, detailKey(slug, detail));
+    const v = snapshot?.renditions[rendition];
+    if (!snapshot || !v) return missing(reply, rendition, detail !== undefined);
     const gzipped = acceptsGzip(req.headers['accept-encoding']);
     if (spec.cors) void reply.header('access-control-allow-origin', '*');
     if (gate === 'granted') {
@@ -169,8 +188,9 @@ export function publicStatusPages(
   };
 
   /** 404 in the page's own kind: an HTML page, a JSON message for the summary, plain text for a feed. */
-  function missing(reply: FastifyReply, rendition: Rendition): FastifyReply {
-    if (rendition === 'full' || rendition === 'fragment') return sendHtml(reply, renderError(deps, 404, MISSING), 404);
+  function missing(reply: FastifyReply, rendition: Rendition, detail = false): FastifyReply {
+    if (rendition === 'incident' && detail) return sendHtml(reply, renderError(deps, 404, NO_INCIDENT), 404);
+    if (renditions[rendition].type.startsWith('text/html')) return sendHtml(reply, renderError(deps, 404, MISSING), 404);
     void reply.code(404).header('cache-control', 'no-store');
     if (rendition === 'summary') return reply.header('access-control-allow-origin', '*').send({ message: MISSING });
     return reply.header('content-type', 'text/plain; charset=utf-8').send(MISSING);

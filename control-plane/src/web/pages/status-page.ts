@@ -22,7 +22,7 @@ import { publicPage } from '../layout.ts';
 import { projectPrincipal } from '../public-principal.ts';
 import { urls } from '../urls.ts';
 import type { Rendered } from '../../status-pages/snapshots.ts';
-import { pageRendition, publicStatusPages } from './status-page-serve.ts';
+import { pageRendition, publicStatusPages, type Document, type ServeStatusPage } from './status-page-serve.ts';
 import { renderStatusPageFeeds } from './status-page-feeds.ts';
 import type { StatusPageAccess } from './status-page-access.ts';
 import { subscribeForm } from './status-page-subscribe.ts';
@@ -260,13 +260,20 @@ export async function renderStatusPage(deps: WebDeps, slug: string): Promise<Ren
   return { pageId: page.id, projectId: page.project_id, access: found.access, renditions: { full: full.value, fragment: body.value } };
 }
 
-export function statusPageRoutes(app: App, deps: WebDeps, access: StatusPageAccess): void {
+/** The page, its fragment, feeds and summary; returns what serves them, and the documents given besides (a month's history, an incident). */
+export function statusPageRoutes(
+  app: App,
+  deps: WebDeps,
+  access: StatusPageAccess,
+  besides: Record<Exclude<Document, 'page' | 'feeds'>, (key: string) => Promise<Rendered | undefined>>,
+): ServeStatusPage {
   const serve = publicStatusPages(
     app,
     deps,
     {
       page: (slug) => renderStatusPage(deps, slug),
       feeds: (slug) => renderStatusPageFeeds(deps, slug),
+      ...besides,
     },
     access,
   );
@@ -275,4 +282,5 @@ export function statusPageRoutes(app: App, deps: WebDeps, access: StatusPageAcce
   app.get('/status/:slug/feed.atom', async (req, reply) => serve(req, reply, slugOf(req), 'atom'));
   app.get('/status/:slug/feed.rss', async (req, reply) => serve(req, reply, slugOf(req), 'rss'));
   app.get('/status/:slug/summary.json', async (req, reply) => serve(req, reply, slugOf(req), 'summary'));
+  return serve;
 }
