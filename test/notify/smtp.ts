@@ -15,6 +15,13 @@ export interface ReceivedMail {
 export interface SmtpSink {
   url: string;
   messages: ReceivedMail[];
+  /** Every RCPT TO the sink refused, in order. */
+  refused: { to: string; code: number }[];
+  /**
+   * Refuses this recipient with `code` (a 4xx "later" or a 5xx "never") the next `times` times
+   * it is given in RCPT TO (every time by default); then it is accepted again.
+   */
+  refuse(address: string, code: number, times?: number): void;
   waitForMessages(count: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   close(): Promise<void>;
 }
@@ -48,11 +55,21 @@ function parse(raw: string, from: string, to: string[]): ReceivedMail {
 /** A real SMTP server on 127.0.0.1 (no TLS, no auth) recording every message it accepts. */
 export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
+  const refused: { to: string; code: number }[] = [];
+  const refusals = new Map<string, { code: number; left: number }>();
   let waiters: { count: number; resolve: (m: ReceivedMail[]) => void }[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      const to = address.address.toLowerCase();
+      const r = refusals.get(to);
+      if (!r || r.left <= 0) return callback();
+      r.left--;
+      refused.push({ to, code: r.code });
+      callback(Object.assign(new Error(r.code >= 500 ? 'Mailbox unavailable' : 'Greylisted, try again later'), { responseCode: r.code }));
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -76,6 +93,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    refused,
+    refuse(address, code, times = Infinity) {
+      refusals.set(address.toLowerCase(), { code, left: times });
+    },
     waitForMessages(count, timeoutMs = 10_000) {
       if (messages.length >= count) return Promise.resolve([...messages]);
       return new Promise((resolve, reject) => {

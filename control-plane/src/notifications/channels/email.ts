@@ -61,10 +61,14 @@ export function emailContent(n: Notification, template?: MessageTemplate | null)
   return { subject: `${toneIcon[r.tone]} ${title}`, text, html };
 }
 
-/** SMTP replies 5xx mean "never"; authentication and address errors will not pass by themselves either. */
+/**
+ * The server's reply decides when there is one: 5xx means "never", 4xx "later" (a recipient
+ * greylisted or a mailbox over quota, refused with 451 or 452, gets it on a later attempt).
+ * Without a reply, authentication and address errors will not pass by themselves.
+ */
 function classify(err: unknown): DeliveryError {
   const e = err as { code?: string; responseCode?: number; message?: string };
-  const permanent = (e.responseCode !== undefined && e.responseCode >= 500) || e.code === 'EAUTH' || e.code === 'EENVELOPE';
+  const permanent = e.responseCode !== undefined ? e.responseCode >= 500 : e.code === 'EAUTH' || e.code === 'EENVELOPE';
   const what = e.responseCode ? `SMTP ${e.responseCode}` : (e.code ?? 'SMTP error');
   return new DeliveryError(`${what}: ${(e.message ?? String(err)).replace(/\s+/g, ' ').slice(0, 300)}`, { permanent });
 }
